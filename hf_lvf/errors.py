@@ -1,0 +1,42 @@
+"""The exceptions hf_lvf raises.
+
+Every class also derives from the builtin a caller would expect, so code that
+catches ``ValueError`` or ``FileNotFoundError`` keeps working, and code that
+wants to catch only hf_lvf's errors catches :class:`LVFError`.
+"""
+
+from __future__ import annotations
+
+
+class LVFError(Exception):
+    """Base class of every error raised by hf_lvf."""
+
+
+class RootNotFoundError(LVFError, FileNotFoundError):
+    """The path is not a lance-video-frames root: it has no ``_metadata.json``."""
+
+
+class LayoutError(LVFError, ValueError):
+    """A root does not follow the lance-video-frames layout (bad metadata or Lance table)."""
+
+
+class FrameDecodeError(LVFError, ValueError):
+    """A stored frame is not a valid WebP image of the size its video declares."""
+
+
+class ForkSafetyError(LVFError, RuntimeError):
+    """Lance was used in a parent process and the current process is a fork of it."""
+
+
+class HubError(LVFError, OSError):
+    """A Hugging Face Hub operation failed (missing repo, revision or path, no access)."""
+
+
+__all__ = [
+    "FrameDecodeError",
+    "ForkSafetyError",
+    "HubError",
+    "LVFError",
+    "LayoutError",
+    "RootNotFoundError",
+]

@@ -1,0 +1,93 @@
+"""Batched reads of encoded frames from the Lance table of a root.
+
+The only module that imports ``lance``. pylance is not fork-safe: a forked
+child of a process that used lance can hang or crash, even if it reopens the
+dataset. So a handle is opened lazily in the process that reads, and a read in
+a forked child of a process that already opened one raises
+:class:`~hf_lvf.errors.ForkSafetyError` at once instead of risking a hang.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import ForkSafetyError, LayoutError
+from .layout import RootLayout, check_row_count
+
+FRAME_SCHEMA = pa.schema(
+    [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
+)
+# pid of the first process of this interpreter's lineage that opened a Lance dataset.
+# A fork copies it, so a child sees its parent's pid here and knows not to touch lance.
+_lance_opened_by_pid: int | None = None
+
+
+def check_fork_safe(uri: str) -> None:
+    """Raise :class:`ForkSafetyError` if this process is a fork of one that used lance."""
+    if _lance_opened_by_pid is not None and _lance_opened_by_pid != os.getpid():
+        raise ForkSafetyError(
+            f"cannot read {uri!r}: this process (pid {os.getpid()}) was forked from pid "
+            f"{_lance_opened_by_pid}, which had already opened a Lance dataset, and pylance is "
+            "not fork-safe (the child may hang or crash). Start worker processes with the "
+            "'spawn' or 'forkserver' method, e.g. DataLoader(..., multiprocessing_context="
+            "'forkserver'), or hf_lvf.safe_dataloader(...)"
+        )
+
+
+class FrameReader:
+    """Reads the ``bytes`` of Lance rows, one ``take`` per batch; picklable (reopens lazily)."""
+
+    def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
+        self._layout = layout
+        self._storage_options = dict(storage_options or {})
+        self._ds: Any = None
+        self._pid: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"layout": self._layout, "storage_options": self._storage_options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["layout"], state["storage_options"])
+
+    @property
+    def dataset(self) -> Any:
+        """The open ``lance.LanceDataset``, opened and checked on first use in this process."""
+        if self._ds is not None and self._pid == os.getpid():
+            return self._ds
+        uri = self._layout.uri
+        check_fork_safe(uri)
+        import lance
+
+        global _lance_opened_by_pid
+        if _lance_opened_by_pid is None:
+            _lance_opened_by_pid = os.getpid()
+        try:
+            ds = lance.dataset(uri, storage_options=self._storage_options or None)
+        except (OSError, ValueError, RuntimeError) as err:
+            raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
+        field = ds.schema.get_field_index("bytes")
+        if field < 0:
+            raise LayoutError(
+                f"the Lance table of root {uri!r} has no 'bytes' column (columns: "
+                f"{', '.join(ds.schema.names)}); expected {FRAME_SCHEMA}"
+            )
+        kind = ds.schema.field("bytes").type
+        if not (pa.types.is_large_binary(kind) or pa.types.is_binary(kind)):
+            raise LayoutError(
+                f"the 'bytes' column of root {uri!r} has type {kind}, expected large_binary"
+            )
+        check_row_count(self._layout, ds.count_rows())
+        self._ds, self._pid = ds, os.getpid()
+        return ds
+
+    def read(self, rows: np.ndarray) -> list[bytes]:
+        """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``."""
+        if len(rows) == 0:
+            return []
+        table = self.dataset.take(pa.array(np.asarray(rows, dtype=np.int64)), columns=["bytes"])
+        return table.column("bytes").to_pylist()

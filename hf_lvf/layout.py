@@ -1,0 +1,245 @@
+"""``_metadata.json`` <-> a typed, validated video table.
+
+The checks here need only the metadata file; the checks that need the Lance
+table (row count, schema) live in :mod:`hf_lvf.frames` and run when the table
+is first opened, in the process that reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import LayoutError, RootNotFoundError
+
+LAYOUT_NAME = "lance-video-frames"
+METADATA_FILENAME = "_metadata.json"
+_REQUIRED_VIDEO_FIELDS = ("T", "H", "W", "start_row", "path")
+# Keys every sample carries; a metadata field of the same name would shadow one.
+SAMPLE_KEYS = ("video", "video_idx", "filename", "start_frame", "frame_indices", "sample_idx")
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """One entry of the ``videos`` list of ``_metadata.json``.
+
+    Attributes:
+        video_idx: position in the ``videos`` list (what samples call ``video_idx``).
+        id: the ``id`` stored in the Lance rows' ``video_id`` column.
+        key: example key from the source (``None`` if the writer recorded none).
+        path: the source file, a label only.
+        num_frames: ``T``; height, width: ``H``, ``W`` of every frame.
+        start_row: first Lance row of the video.
+        metadata: the per-video scalar fields (labels and such).
+        checksum: hex digest of the source, if recorded.
+        extra: fields of the entry hf_lvf does not interpret, kept as written.
+    """
+
+    video_idx: int
+    id: int
+    key: str | None
+    path: str
+    num_frames: int
+    height: int
+    width: int
+    start_row: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    checksum: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as it is written in ``_metadata.json``."""
+        entry = {
+            "id": self.id,
+            "key": self.key,
+            "path": self.path,
+            "checksum": self.checksum,
+            "T": self.num_frames,
+            "H": self.height,
+            "W": self.width,
+            "start_row": self.start_row,
+            "metadata": dict(self.metadata),
+        }
+        entry.update(self.extra)
+        return entry
+
+
+@dataclass(frozen=True)
+class RootLayout:
+    """A validated ``_metadata.json``: the video table plus the arrays the plan needs."""
+
+    uri: str
+    videos: tuple[VideoInfo, ...]
+    raw: Mapping[str, Any]
+
+    @property
+    def num_rows(self) -> int:
+        """Lance rows the video table accounts for (the sum of ``T``)."""
+        last = self.videos[-1]
+        return last.start_row + last.num_frames
+
+    @property
+    def num_frames(self) -> np.ndarray:
+        return np.fromiter((v.num_frames for v in self.videos), np.int64, len(self.videos))
+
+    @property
+    def start_rows(self) -> np.ndarray:
+        return np.fromiter((v.start_row for v in self.videos), np.int64, len(self.videos))
+
+    @property
+    def frame_sizes(self) -> np.ndarray:
+        """``(n_videos, 2)`` array of ``(H, W)``."""
+        return np.array([(v.height, v.width) for v in self.videos], np.int64).reshape(-1, 2)
+
+    @property
+    def metadata_path(self) -> str:
+        return join_uri(self.uri, METADATA_FILENAME)
+
+
+def join_uri(uri: str, name: str) -> str:
+    return uri.rstrip("/") + "/" + name
+
+
+def parse_metadata(text: str | bytes, *, uri: str) -> RootLayout:
+    """Validate the text of a ``_metadata.json`` and return its video table.
+
+    Args:
+        text: the file's contents.
+        uri: the root it belongs to, for messages.
+
+    Raises:
+        LayoutError: the text is not JSON, not this layout, or a video entry is
+            missing a required field, has a bad value, or its row range overlaps
+            or leaves a gap with its neighbours.
+    """
+    where = join_uri(uri, METADATA_FILENAME)
+    try:
+        meta = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise LayoutError(f"{where} is not valid JSON: {err}") from err
+    if not isinstance(meta, dict):
+        raise LayoutError(f"{where} must hold a JSON object, got {type(meta).__name__}")
+    layout = meta.get("layout")
+    if layout != LAYOUT_NAME:
+        raise LayoutError(
+            f"{where} has layout {layout!r}; hf_lvf reads only layout {LAYOUT_NAME!r}"
+        )
+    entries = meta.get("videos")
+    if not isinstance(entries, list) or not entries:
+        raise LayoutError(f"{where} lists no videos: 'videos' must be a non-empty list")
+    videos = tuple(_parse_video(i, entry, where) for i, entry in enumerate(entries))
+    _check_row_ranges(videos, where)
+    return RootLayout(uri=uri, videos=videos, raw=meta)
+
+
+def _parse_video(video_idx: int, entry: Any, where: str) -> VideoInfo:
+    if not isinstance(entry, dict):
+        raise LayoutError(f"{where}: videos[{video_idx}] must be an object, got {entry!r}")
+    name = f"videos[{video_idx}]" + (f" (key {entry['key']!r})" if "key" in entry else "")
+    missing = [f for f in _REQUIRED_VIDEO_FIELDS if f not in entry]
+    if missing:
+        raise LayoutError(f"{where}: {name} is missing required field(s) {', '.join(missing)}")
+    ints = {}
+    for f, minimum in (("T", 0), ("H", 1), ("W", 1), ("start_row", 0)):
+        value = entry[f]
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise LayoutError(f"{where}: {name} field {f} must be an integer >= {minimum}, got {value!r}")
+        ints[f] = value
+    metadata = entry.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise LayoutError(f"{where}: {name} field metadata must be an object, got {metadata!r}")
+    for k, v in metadata.items():
+        if k in SAMPLE_KEYS:
+            raise LayoutError(
+                f"{where}: {name} metadata field {k!r} would shadow the sample key of that name"
+            )
+        if v is not None and not isinstance(v, (str, int, float, bool)):
+            raise LayoutError(f"{where}: {name} metadata field {k!r} must be a scalar, got {v!r}")
+    known = {"id", "key", "path", "checksum", "metadata", *_REQUIRED_VIDEO_FIELDS}
+    video_id = entry.get("id", video_idx)
+    key = entry.get("key")
+    return VideoInfo(
+        video_idx=video_idx,
+        id=int(video_id),
+        key=None if key is None else str(key),
+        path=str(entry["path"]),
+        num_frames=ints["T"],
+        height=ints["H"],
+        width=ints["W"],
+        start_row=ints["start_row"],
+        metadata=dict(metadata),
+        checksum=entry.get("checksum"),
+        extra={k: v for k, v in entry.items() if k not in known},
+    )
+
+
+def _check_row_ranges(videos: tuple[VideoInfo, ...], where: str) -> None:
+    expected = 0
+    for v in videos:
+        if v.start_row != expected:
+            what = "overlaps the previous video" if v.start_row < expected else "leaves a gap"
+            raise LayoutError(
+                f"{where}: videos[{v.video_idx}] ({v.path!r}) starts at row {v.start_row} but the "
+                f"previous videos end at row {expected}: its row range {what}"
+            )
+        expected += v.num_frames
+
+
+def check_row_count(layout: RootLayout, num_rows: int) -> None:
+    """Raise if the video table and the Lance table disagree on the number of rows."""
+    if layout.num_rows == num_rows:
+        return
+    if layout.num_rows > num_rows:
+        past = next(v for v in layout.videos if v.start_row + v.num_frames > num_rows)
+        raise LayoutError(
+            f"{layout.metadata_path}: videos[{past.video_idx}] ({past.path!r}) spans rows "
+            f"{past.start_row}..{past.start_row + past.num_frames - 1}, past the Lance table's "
+            f"{num_rows} rows"
+        )
+    raise LayoutError(
+        f"{layout.metadata_path}: the videos account for {layout.num_rows} rows but the Lance "
+        f"table at {layout.uri!r} has {num_rows}"
+    )
+
+
+def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -> RootLayout:
+    """Read and validate the ``_metadata.json`` of a root (local path, ``hf://`` or fsspec URL).
+
+    Raises:
+        RootNotFoundError: there is no ``_metadata.json`` at ``uri``.
+        LayoutError: see :func:`parse_metadata`.
+    """
+    return parse_metadata(_read_metadata_bytes(uri, storage_options), uri=uri)
+
+
+def _read_metadata_bytes(uri: str, storage_options: Mapping[str, str] | None) -> bytes:
+    path = join_uri(uri, METADATA_FILENAME)
+    if uri.startswith("hf://"):
+        from .hub import read_hub_file
+
+        return read_hub_file(path, storage_options)
+    if "://" in uri:
+        import fsspec
+
+        try:
+            with fsspec.open(path, "rb", **dict(storage_options or {})) as f:
+                return f.read()
+        except FileNotFoundError as err:
+            raise RootNotFoundError(_not_a_root(uri, path)) from err
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError as err:
+        raise RootNotFoundError(_not_a_root(uri, path)) from err
+    except IsADirectoryError as err:
+        raise LayoutError(f"{path} is a directory, expected a JSON file") from err
+    except NotADirectoryError as err:
+        raise RootNotFoundError(_not_a_root(uri, path)) from err
+
+
+def _not_a_root(uri: str, path: str) -> str:
+    return f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}"

@@ -1,0 +1,136 @@
+"""The segment plan: which frame windows a root yields, and in which order.
+
+Pure numpy, no I/O. Windows are numbered video by video, then by start frame
+(FORMAT.md, "Samples: the segment plan"). The plan stores one count per video,
+not one entry per window, so a root with millions of windows costs a few
+arrays of ``n_videos`` integers; window ``i`` is found by a binary search.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowParams:
+    """How windows are cut from videos.
+
+    Args:
+        window_length: frames per window (>= 1).
+        frame_skip: frames skipped between two frames of a window (>= 0);
+            the stride is ``frame_skip + 1``.
+        hop_size: frames between the starts of two windows of a video (>= 1).
+        min_video_frames: videos shorter than this yield no window; ``None``
+            keeps every video at least one window long.
+    """
+
+    window_length: int = 1
+    frame_skip: int = 0
+    hop_size: int = 1
+    min_video_frames: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "window_length", _check_int("window_length", self.window_length, 1))
+        object.__setattr__(self, "frame_skip", _check_int("frame_skip", self.frame_skip, 0))
+        object.__setattr__(self, "hop_size", _check_int("hop_size", self.hop_size, 1))
+        if self.min_video_frames is not None:
+            value = _check_int("min_video_frames", self.min_video_frames, 0)
+            object.__setattr__(self, "min_video_frames", value)
+
+    @property
+    def stride(self) -> int:
+        return self.frame_skip + 1
+
+    @property
+    def span(self) -> int:
+        """Frames of the video one window covers, first to last inclusive."""
+        return (self.window_length - 1) * self.stride + 1
+
+    @property
+    def frame_offsets(self) -> np.ndarray:
+        """Frame numbers of a window relative to its start frame."""
+        return np.arange(self.window_length, dtype=np.int64) * self.stride
+
+
+@dataclass(frozen=True)
+class SegmentPlan:
+    """Windows of a video table under some :class:`WindowParams`.
+
+    Attributes:
+        params: the window parameters.
+        windows_per_video: ``(n_videos,)`` number of windows of each video.
+        first_window: ``(n_videos + 1,)`` index of each video's first window;
+            the last entry is the total.
+    """
+
+    params: WindowParams
+    windows_per_video: np.ndarray
+    first_window: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.first_window[-1])
+
+    def normalize(self, indices: np.ndarray | list[int] | int) -> np.ndarray:
+        """Validate window indices (negative ones count from the end) as an int64 array.
+
+        Raises:
+            IndexError: an index is outside ``[-len, len)``.
+        """
+        idx = np.asarray(indices)
+        if idx.dtype.kind not in "iu":
+            if idx.size == 0:
+                return idx.astype(np.int64)
+            raise TypeError(f"window indices must be integers, got dtype {idx.dtype}")
+        idx = idx.astype(np.int64, copy=True)
+        n = len(self)
+        idx[idx < 0] += n
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            first = np.asarray(indices).reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
+            raise IndexError(f"window index {int(first)} is out of range for {n} windows")
+        return idx
+
+    def locate(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(video_idx, start_frame)`` of already normalized window indices."""
+        video_idx = np.searchsorted(self.first_window, indices, side="right") - 1
+        start_frame = (indices - self.first_window[video_idx]) * self.params.hop_size
+        return video_idx, start_frame
+
+    def frame_indices(self, start_frame: np.ndarray) -> np.ndarray:
+        """``(n, window_length)`` frame numbers of windows starting at ``start_frame``."""
+        return start_frame[:, None] + self.params.frame_offsets[None, :]
+
+    def video_windows(self, video_idx: int) -> range:
+        """Indices of the windows of one video."""
+        return range(int(self.first_window[video_idx]), int(self.first_window[video_idx + 1]))
+
+
+def plan_windows(num_frames: np.ndarray, params: WindowParams) -> SegmentPlan:
+    """Plan the windows of videos with ``num_frames[v]`` frames each.
+
+    A video takes part when it has at least ``max(span, min_video_frames)``
+    frames; its windows start at ``0, hop_size, ...`` up to ``T - span``.
+
+    Example:
+        >>> plan = plan_windows(np.array([10, 3]), WindowParams(window_length=4, hop_size=3))
+        >>> plan.windows_per_video.tolist(), len(plan)
+        ([3, 0], 3)
+    """
+    frames = np.asarray(num_frames, dtype=np.int64)
+    span = params.span
+    min_frames = max(span, params.min_video_frames or 0)
+    counts = np.where(frames >= min_frames, (frames - span) // params.hop_size + 1, 0)
+    first = np.zeros(len(frames) + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    return SegmentPlan(params=params, windows_per_video=counts, first_window=first)

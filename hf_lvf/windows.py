@@ -1,0 +1,372 @@
+"""The random-access view: a root as a sequence of fixed-length frame windows.
+
+Every front end (the ``datasets`` builder, the iterable wrapper, the CLI)
+reads through :class:`VideoWindows`: metadata -> segment plan -> one Lance
+read per batch -> decode each needed frame once -> samples.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .decode import decode_into, default_decode_threads
+from .frames import FrameReader
+from .layout import RootLayout, VideoInfo, read_layout
+from .plan import SegmentPlan, WindowParams, plan_windows
+
+if TYPE_CHECKING:
+    import datasets
+
+_EMPTY_ROWS = np.empty(0, np.int64)
+
+
+def check_frame_size(frame_size: object) -> tuple[int, int] | None:
+    """Validate a ``frame_size=(H, W)`` argument."""
+    if frame_size is None:
+        return None
+    if (
+        not isinstance(frame_size, Sequence)
+        or len(frame_size) != 2
+        or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in frame_size)
+        or min(frame_size) < 1
+    ):
+        raise ValueError(f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}")
+    return int(frame_size[0]), int(frame_size[1])
+
+
+def metadata_fields(videos: Sequence[VideoInfo]) -> dict[str, str]:
+    """Per-video metadata field -> ``datasets`` dtype, in first-seen order.
+
+    Raises:
+        ValueError: a field holds values of incompatible types across videos.
+    """
+    kinds: dict[str, set[type]] = {}
+    for video in videos:
+        for name, value in video.metadata.items():
+            seen = kinds.setdefault(name, set())
+            if value is not None:
+                seen.add(type(value))
+    fields = {}
+    for name, seen in kinds.items():
+        if not seen or seen == {str}:
+            fields[name] = "string"
+        elif seen == {bool}:
+            fields[name] = "bool"
+        elif seen == {int}:
+            fields[name] = "int64"
+        elif seen <= {int, float}:
+            fields[name] = "float64"
+        else:
+            names = ", ".join(sorted(t.__name__ for t in seen))
+            raise ValueError(f"metadata field {name!r} mixes value types across videos: {names}")
+    return fields
+
+
+class VideoWindows:
+    """Fixed-length frame windows of a lance-video-frames root, by index.
+
+    Args:
+        uri: the root: a local folder, ``hf://datasets/org/repo[/sub]`` or an
+            object-store URL lance understands.
+        window_length: frames per window.
+        frame_skip: frames skipped between two frames of a window.
+        hop_size: frames between the starts of consecutive windows of a video.
+        min_video_frames: videos with fewer frames yield no window.
+        frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
+            videos that yield windows differ in size.
+        storage_options: passed to lance (object-store credentials and such).
+        decode_threads: threads that decode a batch; default ``min(4, cores)``.
+
+    Raises:
+        ValueError: a parameter is out of range, no video is long enough for one
+            window, or videos differ in size and no ``frame_size`` is given.
+        RootNotFoundError, LayoutError: the root is missing or malformed.
+
+    Checks that need the Lance table (its row count and schema) run when it is
+    first opened, by the first read, in the process that reads.
+
+    Example:
+        >>> w = VideoWindows("clips/", window_length=16, hop_size=4)  # doctest: +SKIP
+        >>> sample = w[0]; sample["video"].shape                     # doctest: +SKIP
+        (16, 224, 224, 3)
+    """
+
+    def __init__(
+        self,
+        uri: str | Any,
+        *,
+        window_length: int = 1,
+        frame_skip: int = 0,
+        hop_size: int = 1,
+        min_video_frames: int | None = None,
+        frame_size: tuple[int, int] | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        decode_threads: int | None = None,
+    ):
+        params = WindowParams(
+            window_length=window_length,
+            frame_skip=frame_skip,
+            hop_size=hop_size,
+            min_video_frames=min_video_frames,
+        )
+        frame_size = check_frame_size(frame_size)
+        if decode_threads is not None and (
+            not isinstance(decode_threads, int) or decode_threads < 1
+        ):
+            raise ValueError(f"decode_threads must be an integer >= 1, got {decode_threads!r}")
+        layout = read_layout(str(uri), storage_options=storage_options)
+        self._setup(layout, params, frame_size, storage_options, decode_threads)
+
+    @classmethod
+    def from_layout(
+        cls,
+        layout: RootLayout,
+        params: WindowParams,
+        *,
+        frame_size: tuple[int, int] | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        decode_threads: int | None = None,
+    ) -> VideoWindows:
+        """Build a view over an already read layout (front ends that read it once)."""
+        self = cls.__new__(cls)
+        self._setup(layout, params, check_frame_size(frame_size), storage_options, decode_threads)
+        return self
+
+    def _setup(self, layout, params, frame_size, storage_options, decode_threads) -> None:
+        self._layout = layout
+        self._params = params
+        self._frame_size = frame_size
+        self._storage_options = dict(storage_options or {})
+        self._decode_threads = decode_threads or default_decode_threads()
+        self._plan: SegmentPlan = plan_windows(layout.num_frames, params)
+        if len(self._plan) == 0:
+            raise ValueError(
+                f"root {layout.uri!r} yields no windows: every video has fewer than "
+                f"max(span={params.span}, min_video_frames={params.min_video_frames}) frames "
+                f"(longest: {int(layout.num_frames.max())})"
+            )
+        self._start_rows = layout.start_rows
+        self._sizes = layout.frame_sizes
+        self._fields = metadata_fields(layout.videos)
+        if frame_size is None:
+            used = self._sizes[self._plan.windows_per_video > 0]
+            distinct = np.unique(used, axis=0)
+            if len(distinct) > 1:
+                shown = ", ".join(f"{h}x{w}" for h, w in distinct[:5].tolist())
+                raise ValueError(
+                    f"the videos of root {layout.uri!r} differ in size ({shown}, HxW), so windows "
+                    "cannot share one Array4D shape; pass frame_size=(H, W) to resize on decode"
+                )
+            frame_size = (int(distinct[0][0]), int(distinct[0][1]))
+        self._out_size = frame_size
+        self._reader = FrameReader(layout, self._storage_options)
+        self._cache = (_EMPTY_ROWS, None)
+
+    # --- pickling: every parameter travels, the Lance handle and caches do not ---
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "layout": self._layout,
+            "params": self._params,
+            "frame_size": self._frame_size,
+            "storage_options": self._storage_options,
+            "decode_threads": self._decode_threads,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._setup(
+            state["layout"],
+            state["params"],
+            state["frame_size"],
+            state["storage_options"],
+            state["decode_threads"],
+        )
+
+    # --- description ---
+
+    @property
+    def uri(self) -> str:
+        return self._layout.uri
+
+    @property
+    def params(self) -> WindowParams:
+        return self._params
+
+    @property
+    def plan(self) -> SegmentPlan:
+        return self._plan
+
+    @property
+    def layout(self) -> RootLayout:
+        return self._layout
+
+    @property
+    def videos(self) -> tuple[VideoInfo, ...]:
+        """The root's video table, in ``video_idx`` order."""
+        return self._layout.videos
+
+    @property
+    def frame_size(self) -> tuple[int, int]:
+        """``(H, W)`` of every decoded frame."""
+        return self._out_size
+
+    @property
+    def metadata_fields(self) -> dict[str, str]:
+        """Per-video metadata fields and their ``datasets`` dtypes."""
+        return dict(self._fields)
+
+    @property
+    def features(self) -> datasets.Features:
+        """The ``datasets.Features`` of a sample."""
+        import datasets
+
+        height, width = self._out_size
+        length = self._params.window_length
+        features = {
+            "video": datasets.Array4D((length, height, width, 3), "uint8"),
+            "video_idx": datasets.Value("int32"),
+            "filename": datasets.Value("string"),
+            "start_frame": datasets.Value("int32"),
+            "frame_indices": datasets.List(datasets.Value("int32"), length=length),
+            "sample_idx": datasets.Value("int64"),
+        }
+        features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
+        return datasets.Features(features)
+
+    def __len__(self) -> int:
+        return len(self._plan)
+
+    def __repr__(self) -> str:
+        p = self._params
+        height, width = self._out_size
+        return (
+            f"VideoWindows({self.uri!r}, windows={len(self)}, videos={len(self.videos)}, "
+            f"window_length={p.window_length}, frame_skip={p.frame_skip}, hop_size={p.hop_size}, "
+            f"min_video_frames={p.min_video_frames}, frame_size=({height}, {width}))"
+        )
+
+    def segment_info(self, index: int) -> dict[str, Any]:
+        """Which video and frames window ``index`` covers, without reading anything."""
+        idx = self._plan.normalize([index])
+        video_idx, start = self._plan.locate(idx)
+        v = int(video_idx[0])
+        return {
+            "video_idx": v,
+            "filename": self._layout.videos[v].path,
+            "start_frame": int(start[0]),
+            "frame_indices": self._plan.frame_indices(start)[0].tolist(),
+        }
+
+    # --- reading ---
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if isinstance(index, slice):
+            return self.take(range(len(self))[index])
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"window index must be an integer or a slice, got {index!r}")
+        return self.take([index])[0]
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
+        """Read windows ``indices`` with one Lance read and one decode per distinct frame.
+
+        Returns:
+            One sample dict per index, in order.
+
+        Raises:
+            IndexError: an index is out of range.
+            FrameDecodeError: a frame is corrupt, not WebP, or of the wrong size.
+            ForkSafetyError: this process is a fork of one that used lance.
+        """
+        idx = self._plan.normalize(np.asarray(indices, dtype=np.int64).reshape(-1))
+        if idx.size == 0:
+            return []
+        video, video_idx, start_frame, frame_indices = self._read(idx)
+        videos = self._layout.videos
+        names = tuple(self._fields)
+        samples = []
+        for b in range(len(idx)):
+            info = videos[int(video_idx[b])]
+            sample = {
+                "video": video[b],
+                "video_idx": info.video_idx,
+                "filename": info.path,
+                "start_frame": int(start_frame[b]),
+                "frame_indices": frame_indices[b].tolist(),
+                "sample_idx": int(idx[b]),
+            }
+            for name in names:
+                sample[name] = info.metadata.get(name)
+            samples.append(sample)
+        return samples
+
+    __getitems__ = take  # what torch's DataLoader calls with a batch of indices
+
+    def read_video(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Only the pixels: ``(len(indices), window_length, H, W, 3)`` uint8."""
+        idx = self._plan.normalize(np.asarray(indices, dtype=np.int64).reshape(-1))
+        return self._read(idx)[0]
+
+    def iter_samples(
+        self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
+    ) -> Iterator[dict[str, Any]]:
+        """Yield the samples of ``indices`` (default: all, in order), reading ``batch_size`` at a time.
+
+        Frames shared by consecutive windows are decoded once, also across batches.
+        """
+        if indices is None:
+            indices = np.arange(len(self), dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        for lo in range(0, len(indices), batch_size):
+            yield from self.take(indices[lo : lo + batch_size])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self.iter_samples()
+
+    def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        video_idx, start_frame = self._plan.locate(idx)
+        frame_indices = self._plan.frame_indices(start_frame)
+        rows = self._start_rows[video_idx][:, None] + frame_indices
+        unique_rows, inverse = np.unique(rows, return_inverse=True)
+        inverse = inverse.reshape(rows.shape)
+        height, width = self._out_size
+        frames = np.empty((len(unique_rows), height, width, 3), np.uint8)
+
+        # Frames of the previous read's last window: a sequential pass decodes each frame once.
+        cached_rows, cached_frames = self._cache
+        todo = np.arange(len(unique_rows))
+        if cached_rows.size:
+            pos = np.minimum(np.searchsorted(cached_rows, unique_rows), cached_rows.size - 1)
+            hit = cached_rows[pos] == unique_rows
+            frames[hit] = cached_frames[pos[hit]]
+            todo = np.flatnonzero(~hit)
+        if todo.size:
+            self._decode(unique_rows[todo], frames, todo)
+        last = inverse[-1]
+        self._cache = (unique_rows[last], frames[last])
+        return frames[inverse], video_idx, start_frame, frame_indices
+
+    def _decode(self, rows: np.ndarray, out: np.ndarray, targets: np.ndarray) -> None:
+        blobs = self._reader.read(rows)
+        row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
+        videos = self._layout.videos
+
+        def describe(k: int) -> str:
+            info = videos[int(row_video[k])]
+            frame_idx = int(rows[k]) - info.start_row
+            return (
+                f"frame {frame_idx} of video {info.video_idx} ({info.path!r}, Lance row "
+                f"{int(rows[k])}) in root {self.uri!r}"
+            )
+
+        decode_into(
+            blobs,
+            out,
+            targets,
+            expected_sizes=self._sizes[row_video],
+            describe=describe,
+            threads=self._decode_threads,
+        )

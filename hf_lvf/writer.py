@@ -1,0 +1,331 @@
+"""Writing roots: frames -> WebP -> Lance table + ``_metadata.json``, published atomically.
+
+A root is built in a hidden temporary folder beside its destination and moved
+into place only when complete, so an error or a kill part-way leaves either
+no root or the previous one intact. Left-overs of killed writers are cleaned
+up by the next write to the same destination.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ._version import __version__
+from .decode import encode_webp
+from .frames import FRAME_SCHEMA
+from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS
+
+logger = logging.getLogger(__name__)
+
+# Frames per record batch handed to lance: bounds the writer's memory to a few MB.
+_ROWS_PER_BATCH = 32
+
+
+def check_quality(quality: object) -> int:
+    if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
+        raise ValueError(f"quality must be an integer in [0, 100], got {quality!r}")
+    return quality
+
+
+def check_metadata(key: str, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Per-video metadata as JSON scalars; numpy scalars become Python ones."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata of video {key!r} must be a mapping, got {metadata!r}")
+    clean = {}
+    for name, value in metadata.items():
+        if not isinstance(name, str):
+            raise TypeError(f"metadata field names of video {key!r} must be str, got {name!r}")
+        if name in SAMPLE_KEYS:
+            raise ValueError(
+                f"metadata field {name!r} of video {key!r} would shadow the sample key of that name"
+            )
+        if isinstance(value, np.generic):
+            value = value.item()
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise TypeError(
+                f"metadata field {name!r} of video {key!r} must be a str, int, float, bool or "
+                f"None, got {value!r}"
+            )
+        clean[name] = value
+    return clean
+
+
+def check_frame(frame: Any, key: str, frame_idx: int, size: tuple[int, int] | None) -> np.ndarray:
+    """A frame as a ``(H, W, 3)`` uint8 array, of the same size as the video's first."""
+    array = np.asarray(frame)
+    if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
+        raise ValueError(
+            f"frame {frame_idx} of video {key!r} must be a (H, W, 3) uint8 RGB array, got shape "
+            f"{array.shape} dtype {array.dtype}"
+        )
+    if size is not None and array.shape[:2] != size:
+        raise ValueError(
+            f"frame {frame_idx} of video {key!r} is {array.shape[0]}x{array.shape[1]} (HxW) but "
+            f"frame 0 is {size[0]}x{size[1]}: every frame of a video must have the same size"
+        )
+    return array
+
+
+def frame_batches(
+    video_id: int,
+    key: str,
+    frames: Iterable[Any],
+    *,
+    quality: int,
+    on_frame: Callable[[tuple[int, int]], None],
+    encode: Callable[[np.ndarray], bytes] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Encode one video's frames into record batches of the frame schema, streaming.
+
+    ``on_frame((H, W))`` is called once per frame, after it is checked, so the
+    caller can count frames and learn the size without holding any.
+    """
+    encode = encode or (lambda a: encode_webp(a, quality=quality))
+    size: tuple[int, int] | None = None
+    blobs: list[bytes] = []
+    first = 0
+    for frame_idx, frame in enumerate(frames):
+        array = check_frame(frame, key, frame_idx, size)
+        size = array.shape[:2]
+        blobs.append(encode(np.ascontiguousarray(array)))
+        on_frame(size)
+        if len(blobs) == _ROWS_PER_BATCH:
+            yield _batch(video_id, first, blobs)
+            first += len(blobs)
+            blobs = []
+    if blobs:
+        yield _batch(video_id, first, blobs)
+
+
+def _batch(video_id: int, first: int, blobs: list[bytes]) -> pa.RecordBatch:
+    n = len(blobs)
+    return pa.record_batch(
+        [
+            pa.array(np.full(n, video_id, np.int32)),
+            pa.array(np.arange(first, first + n, dtype=np.int32)),
+            pa.array(blobs, pa.large_binary()),
+        ],
+        schema=FRAME_SCHEMA,
+    )
+
+
+def schema_fingerprint() -> str:
+    return hashlib.sha256(FRAME_SCHEMA.to_string().encode()).hexdigest()[:16]
+
+
+def build_metadata(
+    videos: list[dict[str, Any]],
+    *,
+    quality: int,
+    resize: Any = None,
+    n_skipped: int = 0,
+    lineage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``_metadata.json`` object for a video table (entries as in FORMAT.md)."""
+    num_rows = sum(v["T"] for v in videos)
+    return {
+        "cache_format_version": 1,
+        "format": "lance",
+        "layout": LAYOUT_NAME,
+        "schema_fingerprint": schema_fingerprint(),
+        "num_rows": num_rows,
+        "total_rows": num_rows,
+        "n_videos": len(videos),
+        "n_skipped": n_skipped,
+        "encoding": "webp",
+        "quality": quality,
+        "resize": resize,
+        "video_column": "video",
+        "videos": videos,
+        "lineage": {"writer": f"hf_lvf {__version__}", **dict(lineage or {})},
+    }
+
+
+def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> None:
+    (folder / METADATA_FILENAME).write_text(json.dumps(metadata, indent=1) + "\n")
+
+
+# --- atomic publication ---
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _scratch_name(root: Path, kind: str) -> Path:
+    return root.parent / f".{root.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def recover(root: Path) -> None:
+    """Clean up after writers of ``root`` that were killed: drop their scratch folders,
+    and put back a previous root that a kill caught between the two renames of a replace."""
+    for path in root.parent.glob(f".{root.name}.*-*-*"):
+        kind, _, rest = path.name[len(root.name) + 2 :].partition("-")
+        pid_text = rest.split("-", 1)[0]
+        if kind not in ("tmp", "old") or not pid_text.isdigit() or _pid_alive(int(pid_text)):
+            continue
+        if kind == "old" and not root.exists():
+            logger.warning("restoring %s from an interrupted replace (%s)", root, path)
+            path.rename(root)
+        else:
+            logger.info("removing %s left by an interrupted write", path)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_root(root: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield an empty scratch folder; on success it becomes ``root``, on error it is removed.
+
+    Raises:
+        FileExistsError: ``root`` exists and ``overwrite`` is false (checked before any work).
+    """
+    root = Path(root).absolute()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    recover(root)
+    if root.exists() and not overwrite:
+        raise FileExistsError(f"{str(root)!r} already exists; pass overwrite=True to replace it")
+    scratch = _scratch_name(root, "tmp")
+    scratch.mkdir()
+    try:
+        yield scratch
+        if root.exists():
+            old = _scratch_name(root, "old")
+            root.rename(old)
+            scratch.rename(root)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            scratch.rename(root)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def write_frames(
+    root: str | os.PathLike[str],
+    videos: Iterable[tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None]],
+    *,
+    quality: int = 65,
+    overwrite: bool = False,
+    lineage: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write videos given as frame arrays to a new lance-video-frames root.
+
+    Frames are streamed: each is encoded to WebP as it arrives and written in
+    small batches, so memory does not grow with video length. The root appears
+    only once it is complete.
+
+    Args:
+        root: folder to create.
+        videos: ``(key, frames, metadata)`` per video; ``frames`` is an iterable of
+            ``(H, W, 3)`` uint8 RGB arrays, ``metadata`` a mapping of scalar
+            per-video fields (labels) or ``None``. ``key`` is also recorded as the
+            video's ``path``.
+        quality: WebP quality, 0-100.
+        overwrite: replace an existing root (atomically) instead of refusing.
+        lineage: free-form provenance stored in ``_metadata.json``.
+
+    Returns:
+        The root's path.
+
+    Raises:
+        ValueError, TypeError: a bad argument, frame or metadata value, naming the
+            video and frame; nothing is left behind.
+        FileExistsError: ``root`` exists and ``overwrite`` is false.
+
+    Example:
+        >>> frames = [np.zeros((32, 48, 3), np.uint8)] * 4
+        >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
+    """
+    quality = check_quality(quality)
+    import lance
+
+    with atomic_root(root, overwrite=overwrite) as scratch:
+        entries: list[dict[str, Any]] = []
+        keys: set[str] = set()
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            start_row = 0
+            for video_id, video in enumerate(videos):
+                key, frames, metadata = _unpack(video, video_id)
+                if key in keys:
+                    raise ValueError(f"video key {key!r} appears twice; keys must be unique")
+                keys.add(key)
+                meta = check_metadata(key, metadata)
+                seen = {"T": 0, "size": (0, 0)}
+
+                def on_frame(size: tuple[int, int], seen=seen) -> None:
+                    seen["T"] += 1
+                    seen["size"] = size
+
+                yield from frame_batches(video_id, key, frames, quality=quality, on_frame=on_frame)
+                if seen["T"] == 0:
+                    raise ValueError(f"video {key!r} has no frames")
+                height, width = seen["size"]
+                entries.append(
+                    {
+                        "id": video_id,
+                        "key": key,
+                        "path": key,
+                        "checksum": None,
+                        "T": seen["T"],
+                        "H": height,
+                        "W": width,
+                        "start_row": start_row,
+                        "metadata": meta,
+                    }
+                )
+                start_row += seen["T"]
+            if not entries:
+                raise ValueError("videos is empty: a root needs at least one video")
+
+        errors: list[BaseException] = []
+        reader = pa.RecordBatchReader.from_batches(FRAME_SCHEMA, _capture(batches(), errors))
+        try:
+            lance.write_dataset(reader, str(scratch), schema=FRAME_SCHEMA)
+        except Exception:
+            if errors:  # lance wraps a reader's exception; surface the original
+                raise errors[0] from None
+            raise
+        if errors:
+            raise errors[0]
+        write_metadata(scratch, build_metadata(entries, quality=quality, lineage=lineage))
+    return Path(root).absolute()
+
+
+def _capture(batches: Iterator[pa.RecordBatch], errors: list[BaseException]):
+    try:
+        yield from batches
+    except BaseException as err:
+        errors.append(err)
+        raise
+
+
+def _unpack(video: Any, video_id: int) -> tuple[str, Iterable[Any], Mapping[str, Any] | None]:
+    if not isinstance(video, tuple) or len(video) != 3:
+        raise TypeError(
+            f"videos[{video_id}] must be a (key, frames, metadata) tuple, got {type(video).__name__}"
+        )
+    key, frames, metadata = video
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"videos[{video_id}] key must be a non-empty str, got {key!r}")
+    return key, frames, metadata
