@@ -91,3 +91,10 @@ class FrameReader:
             return []
         table = self.dataset.take(pa.array(np.asarray(rows, dtype=np.int64)), columns=["bytes"])
         return table.column("bytes").to_pylist()
+
+
+def write_frame_table(batches: pa.RecordBatchReader, folder: os.PathLike[str] | str) -> None:
+    """Write a stream of frame-schema batches as a new Lance dataset at ``folder``."""
+    import lance
+
+    lance.write_dataset(batches, str(folder), schema=FRAME_SCHEMA, mode="create")

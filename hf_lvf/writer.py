@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ._version import __version__
 from .decode import encode_webp
-from .frames import FRAME_SCHEMA
+from .frames import FRAME_SCHEMA, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS
 
 logger = logging.getLogger(__name__)
@@ -257,8 +257,6 @@ def write_frames(
         >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
     """
     quality = check_quality(quality)
-    import lance
-
     with atomic_root(root, overwrite=overwrite) as scratch:
         entries: list[dict[str, Any]] = []
         keys: set[str] = set()
@@ -301,7 +299,7 @@ def write_frames(
         errors: list[BaseException] = []
         reader = pa.RecordBatchReader.from_batches(FRAME_SCHEMA, _capture(batches(), errors))
         try:
-            lance.write_dataset(reader, str(scratch), schema=FRAME_SCHEMA)
+            write_frame_table(reader, scratch)
         except Exception:
             if errors:  # lance wraps a reader's exception; surface the original
                 raise errors[0] from None
