@@ -28,9 +28,9 @@ def _demo(args: argparse.Namespace) -> int:
         write_s = time.perf_counter() - started
         windows = VideoWindows(root, window_length=args.window_length, hop_size=args.hop_size)
         started = time.perf_counter()
-        count = 0
-        for sample in windows:
-            count += 1
+        count, sample = 0, None
+        for count, sample in enumerate(windows, 1):  # noqa: B007 - the last one is shown
+            pass
         read_s = time.perf_counter() - started
         rows = [
             ("root", str(root)),

@@ -147,7 +147,9 @@ def _parse_video(video_idx: int, entry: Any, where: str) -> VideoInfo:
     for f, minimum in (("T", 0), ("H", 1), ("W", 1), ("start_row", 0)):
         value = entry[f]
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise LayoutError(f"{where}: {name} field {f} must be an integer >= {minimum}, got {value!r}")
+            raise LayoutError(
+                f"{where}: {name} field {f} must be an integer >= {minimum}, got {value!r}"
+            )
         ints[f] = value
     metadata = entry.get("metadata") or {}
     if not isinstance(metadata, dict):

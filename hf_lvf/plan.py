@@ -41,12 +41,11 @@ class WindowParams:
     min_video_frames: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "window_length", _check_int("window_length", self.window_length, 1))
-        object.__setattr__(self, "frame_skip", _check_int("frame_skip", self.frame_skip, 0))
-        object.__setattr__(self, "hop_size", _check_int("hop_size", self.hop_size, 1))
-        if self.min_video_frames is not None:
-            value = _check_int("min_video_frames", self.min_video_frames, 0)
-            object.__setattr__(self, "min_video_frames", value)
+        minimums = {"window_length": 1, "frame_skip": 0, "hop_size": 1, "min_video_frames": 0}
+        for name, minimum in minimums.items():
+            value = getattr(self, name)
+            if value is not None or name != "min_video_frames":
+                object.__setattr__(self, name, _check_int(name, value, minimum))
 
     @property
     def stride(self) -> int:

@@ -34,7 +34,9 @@ def check_frame_size(frame_size: object) -> tuple[int, int] | None:
         or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in frame_size)
         or min(frame_size) < 1
     ):
-        raise ValueError(f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}")
+        raise ValueError(
+            f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}"
+        )
     return int(frame_size[0]), int(frame_size[1])
 
 
@@ -313,7 +315,7 @@ class VideoWindows:
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
     ) -> Iterator[dict[str, Any]]:
-        """Yield the samples of ``indices`` (default: all, in order), reading ``batch_size`` at a time.
+        """Yield the samples of ``indices`` (default: all, in order), ``batch_size`` per read.
 
         Frames shared by consecutive windows are decoded once, also across batches.
         """

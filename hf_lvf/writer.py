@@ -321,7 +321,8 @@ def _capture(batches: Iterator[pa.RecordBatch], errors: list[BaseException]):
 def _unpack(video: Any, video_id: int) -> tuple[str, Iterable[Any], Mapping[str, Any] | None]:
     if not isinstance(video, tuple) or len(video) != 3:
         raise TypeError(
-            f"videos[{video_id}] must be a (key, frames, metadata) tuple, got {type(video).__name__}"
+            f"videos[{video_id}] must be a (key, frames, metadata) tuple, "
+            f"got {type(video).__name__}"
         )
     key, frames, metadata = video
     if not isinstance(key, str) or not key:
