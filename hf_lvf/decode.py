@@ -58,6 +58,8 @@ def decode_into(
     Raises:
         FrameDecodeError: a blob is not a WebP image, is corrupt, or has a size
             other than its expected one.
+        PIL.Image.DecompressionBombError: a frame declares more pixels than
+            Pillow's ``Image.MAX_IMAGE_PIXELS`` guard allows; the message names it.
     """
     n = len(blobs)
     chunks = min(threads, n // _MIN_FRAMES_PER_THREAD)
@@ -97,9 +99,10 @@ def _open_webp(blob: bytes, describe: Callable[[int], str], k: int) -> Image.Ima
     try:
         image = Image.open(io.BytesIO(blob), formats=["WEBP"])
         image.load()
-    except Image.DecompressionBombError:
-        # The guard is a security limit: report it, never turn it off.
-        raise
+    except Image.DecompressionBombError as err:
+        # The guard is a security limit: keep Pillow's type (callers may catch it) and never
+        # turn it off, but say which frame tripped it.
+        raise Image.DecompressionBombError(f"{describe(k)}: {err}") from err
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
         raise FrameDecodeError(f"{describe(k)} is not a valid WebP image: {err}") from err
     return image

@@ -162,7 +162,11 @@ def _parse_video(video_idx: int, entry: Any, where: str) -> VideoInfo:
         if v is not None and not isinstance(v, (str, int, float, bool)):
             raise LayoutError(f"{where}: {name} metadata field {k!r} must be a scalar, got {v!r}")
     known = {"id", "key", "path", "checksum", "metadata", *_REQUIRED_VIDEO_FIELDS}
-    video_id = entry.get("id", video_idx)
+    video_id = entry.get("id")
+    if video_id is None:  # optional: other tools may leave it out
+        video_id = video_idx
+    elif isinstance(video_id, bool) or not isinstance(video_id, int):
+        raise LayoutError(f"{where}: {name} field id must be an integer, got {video_id!r}")
     key = entry.get("key")
     return VideoInfo(
         video_idx=video_idx,

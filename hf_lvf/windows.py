@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .decode import decode_into, default_decode_threads
-from .frames import FrameReader
+from .frames import FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, read_layout
 from .plan import SegmentPlan, WindowParams, plan_windows
 
@@ -81,12 +81,17 @@ class VideoWindows:
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
         storage_options: passed to lance (object-store credentials and such).
+        revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
+            default branch, or ``@rev`` in ``uri``); resolved once to a commit sha that every
+            read uses.
+        token: for ``hf://`` roots, a Hub token (default: ``HF_TOKEN`` / ``hf auth login``).
         decode_threads: threads that decode a batch; default ``min(4, cores)``.
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
             window, or videos differ in size and no ``frame_size`` is given.
         RootNotFoundError, LayoutError: the root is missing or malformed.
+        HubError: the repo or revision of an ``hf://`` root is missing or not accessible.
 
     Checks that need the Lance table (its row count and schema) run when it is
     first opened, by the first read, in the process that reads.
@@ -108,6 +113,8 @@ class VideoWindows:
         frame_size: tuple[int, int] | None = None,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
+        revision: str | None = None,
+        token: str | None = None,
     ):
         params = WindowParams(
             window_length=window_length,
@@ -120,7 +127,15 @@ class VideoWindows:
             not isinstance(decode_threads, int) or decode_threads < 1
         ):
             raise ValueError(f"decode_threads must be an integer >= 1, got {decode_threads!r}")
-        layout = read_layout(str(uri), storage_options=storage_options)
+        uri = str(uri)
+        if uri.startswith("hf://"):
+            from .hub import pin_root
+
+            pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
+            uri, storage_options = pinned.uri, pinned.storage_options
+        elif revision is not None or token is not None:
+            raise ValueError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
+        layout = read_layout(uri, storage_options=storage_options)
         self._setup(layout, params, frame_size, storage_options, decode_threads)
 
     @classmethod
@@ -283,7 +298,8 @@ class VideoWindows:
             FrameDecodeError: a frame is corrupt, not WebP, or of the wrong size.
             ForkSafetyError: this process is a fork of one that used lance.
         """
-        idx = self._plan.normalize(np.asarray(indices, dtype=np.int64).reshape(-1))
+        # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         if idx.size == 0:
             return []
         video, video_idx, start_frame, frame_indices = self._read(idx)
@@ -309,7 +325,7 @@ class VideoWindows:
 
     def read_video(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         """Only the pixels: ``(len(indices), window_length, H, W, 3)`` uint8."""
-        idx = self._plan.normalize(np.asarray(indices, dtype=np.int64).reshape(-1))
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         return self._read(idx)[0]
 
     def iter_samples(
@@ -319,9 +335,15 @@ class VideoWindows:
 
         Frames shared by consecutive windows are decoded once, also across batches.
         """
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, numbers.Integral)
+            or batch_size < 1
+        ):
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         if indices is None:
             indices = np.arange(len(self), dtype=np.int64)
-        indices = np.asarray(indices, dtype=np.int64)
+        indices = self._plan.normalize(np.asarray(indices).reshape(-1))
         for lo in range(0, len(indices), batch_size):
             yield from self.take(indices[lo : lo + batch_size])
 
@@ -329,8 +351,14 @@ class VideoWindows:
         return self.iter_samples()
 
     def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # Before the frame cache: a forked child must fail on every read, not only on a miss.
+        check_fork_safe(self.uri)
         video_idx, start_frame = self._plan.locate(idx)
         frame_indices = self._plan.frame_indices(start_frame)
+        if idx.size == 0:
+            height, width = self._out_size
+            empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
+            return empty, video_idx, start_frame, frame_indices
         rows = self._start_rows[video_idx][:, None] + frame_indices
         unique_rows, inverse = np.unique(rows, return_inverse=True)
         inverse = inverse.reshape(rows.shape)

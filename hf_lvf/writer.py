@@ -98,6 +98,12 @@ def frame_batches(
     size: tuple[int, int] | None = None
     blobs: list[bytes] = []
     first = 0
+    try:
+        frames = iter(frames)
+    except TypeError as err:
+        raise TypeError(
+            f"frames of video {key!r} must be an iterable of arrays, got {type(frames).__name__}"
+        ) from err
     for frame_idx, frame in enumerate(frames):
         array = check_frame(frame, key, frame_idx, size)
         size = array.shape[:2]

@@ -1,0 +1,349 @@
+"""``_metadata.json`` parsing and the checks against the Lance table: one error per mistake."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from _roots import FRAME_SIZE, foreign_videos, make_frames, png, read_meta, webp, write_foreign_root
+from PIL import Image
+
+from hf_lvf import (
+    FrameDecodeError,
+    LayoutError,
+    RootNotFoundError,
+    VideoInfo,
+    VideoWindows,
+    read_layout,
+)
+
+
+@pytest.fixture(scope="module")
+def foreign(tmp_path_factory):
+    return write_foreign_root(
+        tmp_path_factory.mktemp("layout") / "foreign",
+        foreign_videos(),
+        top_level_extra={"producer": {"name": "other-tool", "version": "9"}, "n_videos": 5},
+    )
+
+
+def rewrite(root, tmp_path, edit):
+    """A copy of ``root``'s metadata, edited, beside the same Lance table (symlinked)."""
+    copy = tmp_path / "edited"
+    copy.mkdir()
+    for item in root.iterdir():
+        if item.name != "_metadata.json":
+            (copy / item.name).symlink_to(item)
+    meta = read_meta(root)
+    edited = edit(meta)
+    text = edited if isinstance(edited, str) else json.dumps(meta if edited is None else edited)
+    (copy / "_metadata.json").write_text(text)
+    return copy
+
+
+# --- what a foreign root reads as -------------------------------------------------
+
+
+def test_foreign_layout(foreign):
+    layout = read_layout(str(foreign))
+    assert layout.uri == str(foreign)
+    assert layout.num_frames.tolist() == [10, 2, 17, 6, 13]
+    assert layout.start_rows.tolist() == [0, 10, 12, 29, 35]
+    assert layout.frame_sizes.tolist() == [list(FRAME_SIZE)] * 5
+    assert layout.num_rows == 48
+    video = layout.videos[2]
+    assert video == VideoInfo(
+        video_idx=2,
+        id=2,  # no "id": the position stands in
+        key=None,
+        path="/footage/cam2/take_02.mkv",
+        num_frames=17,
+        height=32,
+        width=48,
+        start_row=12,
+        metadata={"action": "act0", "score": 0.5, "label": 2},
+        checksum=None,
+        extra={"x_tool_note": {"shot": 2, "tags": ["a", "b"]}},
+    )
+    # Unknown fields are kept, at the top level and per video.
+    assert layout.raw["producer"] == {"name": "other-tool", "version": "9"}
+    assert video.to_json()["x_tool_note"] == {"shot": 2, "tags": ["a", "b"]}
+    assert len(lance.dataset(str(foreign)).get_fragments()) > 1
+
+
+def test_optional_fields_read_when_present(foreign, tmp_path):
+    def edit(meta):
+        meta["videos"][0].update(id=40, key="k0", checksum="ab12")
+
+    layout = read_layout(str(rewrite(foreign, tmp_path, edit)))
+    video = layout.videos[0]
+    assert (video.id, video.key, video.checksum) == (40, "k0", "ab12")
+
+
+def test_read_layout_never_opens_lance(tmp_path):
+    meta = {"layout": "lance-video-frames", "videos": [dict(T=3, H=2, W=2, start_row=0, path="a")]}
+    (tmp_path / "_metadata.json").write_text(json.dumps(meta))
+    assert read_layout(str(tmp_path)).num_rows == 3
+    w = VideoWindows(tmp_path)  # planning needs no Lance table either
+    assert len(w) == 3
+    with pytest.raises(LayoutError, match="cannot open the Lance table of root"):
+        w[0]
+
+
+# --- bad metadata --------------------------------------------------------------------
+
+
+def test_no_metadata_file(tmp_path):
+    for uri in (tmp_path, tmp_path / "missing"):
+        with pytest.raises(
+            RootNotFoundError, match="is not a lance-video-frames root: no _metadata.json"
+        ):
+            read_layout(str(uri))
+        with pytest.raises(FileNotFoundError):
+            VideoWindows(uri)
+
+
+def test_metadata_is_a_directory(tmp_path):
+    (tmp_path / "_metadata.json").mkdir()
+    with pytest.raises(LayoutError, match="is a directory, expected a JSON file"):
+        read_layout(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("{not json", "is not valid JSON"),
+        (b"\xff\xfe\x00", "is not valid JSON"),
+        ("[1, 2]", "must hold a JSON object, got list"),
+        ('{"videos": []}', "has layout None; hf_lvf reads only layout 'lance-video-frames'"),
+        ('{"layout": "lance", "videos": []}', "has layout 'lance'; hf_lvf reads only layout"),
+        ('{"layout": "lance-video-frames"}', "lists no videos"),
+        ('{"layout": "lance-video-frames", "videos": []}', "lists no videos"),
+        ('{"layout": "lance-video-frames", "videos": {"a": 1}}', "lists no videos"),
+        (
+            '{"layout": "lance-video-frames", "videos": [3]}',
+            r"videos\[0\] must be an object, got 3",
+        ),
+    ],
+)
+def test_bad_metadata_text(tmp_path, text, match):
+    path = tmp_path / "_metadata.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(LayoutError, match=match):
+        read_layout(str(tmp_path))
+    with pytest.raises(ValueError, match=match):
+        VideoWindows(tmp_path)
+
+
+@pytest.mark.parametrize("field", ["T", "H", "W", "start_row", "path"])
+def test_video_missing_required_field(foreign, tmp_path, field):
+    def edit(meta):
+        del meta["videos"][3][field]
+
+    root = rewrite(foreign, tmp_path, edit)
+    with pytest.raises(LayoutError, match=rf"videos\[3\] is missing required field\(s\) {field}$"):
+        read_layout(str(root))
+
+
+def test_missing_fields_named_with_key(foreign, tmp_path):
+    def edit(meta):
+        meta["videos"][1] = {"key": "clip_1", "path": "p"}
+
+    with pytest.raises(
+        LayoutError,
+        match=r"videos\[1\] \(key 'clip_1'\) is missing required field\(s\) T, H, W, start_row",
+    ):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "minimum"),
+    [("T", -1, 0), ("H", 0, 1), ("W", "48", 1), ("start_row", 1.5, 0), ("T", True, 0)],
+)
+def test_video_bad_integer(foreign, tmp_path, field, value, minimum):
+    def edit(meta):
+        meta["videos"][0][field] = value
+
+    match = (
+        rf"videos\[0\] field {field} must be an integer >= {minimum}, got {re.escape(repr(value))}"
+    )
+    with pytest.raises(LayoutError, match=match):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+@pytest.mark.parametrize(
+    ("metadata", "match"),
+    [
+        ([1], r"field metadata must be an object, got \[1\]"),
+        ({"tags": ["a"]}, r"metadata field 'tags' must be a scalar, got \['a'\]"),
+        ({"video_idx": 3}, "metadata field 'video_idx' would shadow the sample key of that name"),
+        ({"video": "x"}, "metadata field 'video' would shadow the sample key"),
+    ],
+)
+def test_video_bad_metadata(foreign, tmp_path, metadata, match):
+    def edit(meta):
+        meta["videos"][4]["metadata"] = metadata
+
+    with pytest.raises(LayoutError, match=match):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+@pytest.mark.parametrize(
+    ("start_row", "what"), [(9, "overlaps the previous video"), (11, "leaves a gap")]
+)
+def test_row_ranges_overlap_or_gap(foreign, tmp_path, start_row, what):
+    def edit(meta):
+        meta["videos"][1]["start_row"] = start_row
+
+    match = (
+        rf"videos\[1\] \('/footage/cam1/take_01.mkv'\) starts at row {start_row} but the previous "
+        rf"videos end at row 10: its row range {what}"
+    )
+    with pytest.raises(LayoutError, match=match):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+@pytest.mark.parametrize("value", ["3", 1.5, True, [1]])
+def test_video_bad_id(foreign, tmp_path, value):
+    def edit(meta):
+        meta["videos"][2]["id"] = value
+
+    match = rf"videos\[2\] field id must be an integer, got {re.escape(repr(value))}"
+    with pytest.raises(LayoutError, match=match):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+def test_null_id_means_no_id(foreign, tmp_path):
+    def edit(meta):
+        meta["videos"][2]["id"] = None
+
+    assert read_layout(str(rewrite(foreign, tmp_path, edit))).videos[2].id == 2
+
+
+def test_first_video_must_start_at_row_zero(foreign, tmp_path):
+    def edit(meta):
+        for video in meta["videos"]:
+            video["start_row"] += 1
+
+    with pytest.raises(LayoutError, match=r"videos\[0\] .* starts at row 1 .* leaves a gap"):
+        read_layout(str(rewrite(foreign, tmp_path, edit)))
+
+
+# --- checks against the Lance table, at the first read ------------------------------
+
+
+def test_rows_past_the_lance_table(foreign, tmp_path):
+    def edit(meta):
+        meta["videos"][-1]["T"] += 2
+
+    w = VideoWindows(rewrite(foreign, tmp_path, edit))  # metadata alone is consistent
+    match = (
+        r"videos\[4\] \('/footage/cam4/take_04.mkv'\) spans rows 35..49, past the Lance table's "
+        "48 rows"
+    )
+    with pytest.raises(LayoutError, match=match):
+        w[0]
+    with pytest.raises(LayoutError, match=match):  # and again: nothing half-open is kept
+        w.take([1, 2])
+
+
+def test_rows_short_of_the_lance_table(foreign, tmp_path):
+    def edit(meta):
+        meta["videos"][-1]["T"] -= 1
+
+    w = VideoWindows(rewrite(foreign, tmp_path, edit))
+    with pytest.raises(
+        LayoutError, match="the videos account for 47 rows but the Lance table at .* has 48"
+    ):
+        w[0]
+
+
+def _write_table(root, columns):
+    lance.write_dataset(pa.table(columns), str(root))
+    meta = {
+        "layout": "lance-video-frames",
+        "videos": [dict(T=2, H=32, W=48, start_row=0, path="v")],
+    }
+    (root / "_metadata.json").write_text(json.dumps(meta))
+    return root
+
+
+def test_lance_schema_without_bytes(tmp_path):
+    frame = webp(make_frames(1, *FRAME_SIZE, seed=0)[0])
+    root = _write_table(
+        tmp_path / "r",
+        {
+            "video_id": pa.array([0, 0], pa.int32()),
+            "frame_idx": pa.array([0, 1], pa.int32()),
+            "image": pa.array([frame, frame], pa.large_binary()),
+        },
+    )
+    w = VideoWindows(root)
+    with pytest.raises(
+        LayoutError, match="has no 'bytes' column \\(columns: video_id, frame_idx, image\\)"
+    ):
+        w[0]
+
+
+def test_lance_bytes_of_wrong_type(tmp_path):
+    root = _write_table(tmp_path / "r", {"bytes": pa.array(["a", "b"])})
+    with pytest.raises(
+        LayoutError, match="the 'bytes' column of root .* has type string, expected large_binary"
+    ):
+        VideoWindows(root)[0]
+
+
+# --- frames that do not decode ---------------------------------------------------------
+
+
+def _bad_frame_root(tmp_path, blob):
+    videos = foreign_videos((4, 5), with_metadata=False)
+    return write_foreign_root(tmp_path / "bad", videos, blobs={(1, 3): blob})
+
+
+def _frame_match(root, frame_idx=3):
+    row = 4 + frame_idx
+    return re.escape(
+        f"frame {frame_idx} of video 1 ('/footage/cam1/take_01.mkv', Lance row {row}) in root "
+        f"{str(root)!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("make_blob", "problem"),
+    [
+        (lambda f: webp(f)[:60], "is not a valid WebP image"),
+        (lambda f: b"RIFF" + bytes(40), "is not a valid WebP image"),
+        (png, "is not a valid WebP image"),
+        (lambda f: b"", "is not a valid WebP image"),
+        (lambda f: None, r"has no bytes \(null\)"),
+        (lambda f: webp(f[:16]), r"decodes to 48x16 \(WxH\) but its video declares 48x32"),
+        (
+            lambda f: webp(np.ascontiguousarray(f.transpose(1, 0, 2))),
+            "decodes to 32x48 \\(WxH\\) but its video declares 48x32",
+        ),
+    ],
+)
+def test_bad_frame(tmp_path, make_blob, problem):
+    root = _bad_frame_root(tmp_path, make_blob(make_frames(1, *FRAME_SIZE, seed=1)[0]))
+    w = VideoWindows(root, window_length=2)
+    assert w[0]["video"].shape == (2, 32, 48, 3)  # other frames are fine
+    with pytest.raises(FrameDecodeError, match=_frame_match(root) + " " + problem):
+        w.take([0, 5])  # window 5 = frames 2, 3 of video 1
+    with pytest.raises(ValueError, match=problem):
+        w.read_video([-1])
+    with pytest.raises(FrameDecodeError, match=problem):
+        list(w.iter_samples())
+
+
+def test_decompression_bomb_guard_stays_on(tmp_path, monkeypatch):
+    root = _bad_frame_root(tmp_path, None)
+    w = VideoWindows(root, decode_threads=1)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 32x48 = 1536 > 2 * 100 pixels
+    with pytest.raises(Image.DecompressionBombError, match=_frame_match(root, 2)) as info:
+        w[6]  # video 1, frame 2
+    assert isinstance(info.value.__cause__, Image.DecompressionBombError)
