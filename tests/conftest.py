@@ -1,0 +1,80 @@
+"""Shared pytest configuration and fixtures.
+
+Sections are independent: add new fixtures in a section of their own.
+"""
+
+from __future__ import annotations
+
+# =============================================================================
+# Local Hugging Face Hub (tests/hub_server.py)
+#
+# huggingface_hub and datasets read HF_ENDPOINT and the HF_* switches when they are
+# *imported*, so the environment is set here, at conftest import time, before any
+# test module imports them. pylance reads HF_ENDPOINT each time it opens a dataset.
+# Nothing reaches huggingface.co, and the user's cache and token are never touched.
+# =============================================================================
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hub_server import HubServer, free_port  # noqa: E402
+
+HUB_PORT = free_port()
+HUB_ENDPOINT = f"http://127.0.0.1:{HUB_PORT}"
+_HF_HOME = tempfile.mkdtemp(prefix="hf_lvf-tests-hf-home-")
+atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
+
+for _name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+    os.environ.pop(_name, None)
+os.environ.update(
+    {
+        "HF_ENDPOINT": HUB_ENDPOINT,
+        "HF_HUB_OFFLINE": "0",
+        "HF_DATASETS_OFFLINE": "0",
+        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "HF_HOME": _HF_HOME,
+        "HF_DATASETS_CACHE": os.path.join(_HF_HOME, "datasets"),
+    }
+)
+
+
+@pytest.fixture(scope="session")
+def hub_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubServer]:
+    """The session's Hub stand-in, listening on HF_ENDPOINT."""
+    server = HubServer(tmp_path_factory.mktemp("hub-server"), port=HUB_PORT)
+    with server:
+        yield server
+
+
+@pytest.fixture
+def hub(hub_server: HubServer) -> Iterator[HubServer]:
+    """The Hub stand-in with no repos, no injected faults and an empty request log.
+
+    Fails the test if the server itself raised. Client-side caches that would outlive the
+    reset (HfFileSystem instances and their directory listings) are cleared too.
+    """
+    from huggingface_hub import HfFileSystem
+
+    hub_server.reset()
+    HfFileSystem.clear_instance_cache()
+    yield hub_server
+    hub_server.clear_faults()
+    HfFileSystem.clear_instance_cache()
+    if hub_server.errors:
+        pytest.fail("HubServer raised:\n" + "\n".join(hub_server.errors), pytrace=False)
+
+
+# =============================================================================
+# (other sections go below)
+# =============================================================================
