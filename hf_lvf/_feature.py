@@ -1,0 +1,424 @@
+"""``WindowVideo``: a ``datasets`` feature that stores a reference to a window, decoded on read.
+
+The map-style dataset that ``load_dataset("hf_lvf", ...)`` builds keeps only what
+identifies each window in its Arrow cache: ``{"root", "video_idx", "start_frame"}``
+(three int32, ``root`` indexing :attr:`WindowVideo.roots`). Reading a row decodes
+it, like ``Image`` and ``Video`` do, into exactly the ``Array4D`` the feature names
+(``(window_length, H, W, 3)`` uint8), through one :class:`~hf_lvf.VideoWindows`
+per root and parameters per process, opened lazily in the process that reads.
+
+Two pieces of glue make the decoded value behave:
+
+- ``with_format("numpy")`` / ``with_format("torch")`` turn every integer array
+  into int64 (8x the memory of a window). hf_lvf registers drop-in subclasses of
+  datasets' numpy and torch formatters that leave ``WindowVideo`` columns in
+  their dtype (uint8, zero-copy for torch) and behave exactly like datasets'
+  own for every other column and every other dataset.
+- A ``.map`` that reads ``video`` and returns it unchanged hands the writer the
+  decoded pixels. Each process remembers a fingerprint of the windows it
+  decoded recently; :meth:`WindowVideo.cast_storage` recognises such pixels,
+  checks them against a fresh decode of the window, and writes the reference
+  back, so no pixels reach the cache. Changed pixels cannot be stored as a
+  reference: with inferred features datasets then stores them as plain lists,
+  with explicit ``WindowVideo`` features the write fails with a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from datasets.formatting.np_formatter import NumpyFormatter
+from datasets.formatting.torch_formatter import TorchFormatter
+
+from .plan import WindowParams
+from .windows import VideoWindows
+
+_REFERENCE_FIELDS = ("root", "video_idx", "start_frame")
+_FINGERPRINT_SAMPLES = 4096
+_RECENT_CAPACITY = 8192
+
+
+@dataclass
+class WindowVideo:
+    """A frame window stored as a reference to a lance-video-frames root, decoded on access.
+
+    Args:
+        array: the ``datasets.Array4D`` a decoded value has: shape
+            ``(window_length, H, W, 3)``, dtype ``"uint8"``.
+        frame_skip: frames skipped between two frames of a window.
+        roots: the roots (URIs) that the stored ``root`` indices point into.
+        decode: decode to pixels when read; ``False`` gives the stored reference
+            ``{"root": int, "video_idx": int, "start_frame": int}``.
+
+    Example:
+        >>> ds = datasets.load_dataset(  # doctest: +SKIP
+        ...     "hf_lvf", data_dir="clips/", window_length=16
+        ... )
+        >>> ds["train"].features["video"]  # doctest: +SKIP
+        WindowVideo(array=Array4D(shape=(16, 224, 224, 3), dtype='uint8'), frame_skip=0, ...)
+        >>> refs = ds["train"].cast_column("video", WindowVideo(decode=False))  # doctest: +SKIP
+        >>> refs[0]["video"]  # doctest: +SKIP
+        {'root': 0, 'video_idx': 0, 'start_frame': 0}
+    """
+
+    array: datasets.Array4D | None = None
+    frame_skip: int = 0
+    roots: tuple[str, ...] = ()
+    decode: bool = True
+    id: str | None = field(default=None, repr=False)
+    pa_type: ClassVar[Any] = pa.struct({name: pa.int32() for name in _REFERENCE_FIELDS})
+    _type: str = field(default="WindowVideo", init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.array, Mapping):  # deserialised from JSON / YAML
+            self.array = datasets.features.features.generate_from_dict(dict(self.array))
+        if self.array is not None:
+            if not isinstance(self.array, datasets.Array4D):
+                raise TypeError(f"array must be a datasets.Array4D, got {self.array!r}")
+            shape = tuple(int(s) for s in self.array.shape)
+            if len(shape) != 4 or shape[3] != 3 or min(shape) < 1 or self.array.dtype != "uint8":
+                raise ValueError(
+                    f"array must be Array4D((window_length, H, W, 3), 'uint8'), got {self.array!r}"
+                )
+            self.array = datasets.Array4D(shape=shape, dtype="uint8")
+        if isinstance(self.frame_skip, bool) or not isinstance(self.frame_skip, int):
+            raise TypeError(f"frame_skip must be an integer >= 0, got {self.frame_skip!r}")
+        if self.frame_skip < 0:
+            raise ValueError(f"frame_skip must be >= 0, got {self.frame_skip!r}")
+        if isinstance(self.roots, str) or not all(isinstance(r, str) for r in self.roots):
+            raise TypeError(f"roots must be a sequence of root URIs, got {self.roots!r}")
+        self.roots = tuple(self.roots)
+
+    def __call__(self) -> pa.DataType:
+        return self.pa_type
+
+    @property
+    def shape(self) -> tuple[int, int, int, int] | None:
+        """``(window_length, H, W, 3)`` of a decoded value."""
+        return None if self.array is None else self.array.shape
+
+    # --- writing -------------------------------------------------------------------
+
+    def encode_example(self, value: Any) -> dict[str, int]:
+        """A reference dict, or pixels this process decoded (as read, unchanged), as a reference.
+
+        Raises:
+            ValueError: ``value`` is pixels that are not a window this process decoded.
+            TypeError: ``value`` is neither a reference nor an array.
+        """
+        if isinstance(value, Mapping):
+            missing = [name for name in _REFERENCE_FIELDS if name not in value]
+            if missing:
+                raise TypeError(
+                    f"a WindowVideo reference needs the keys {_REFERENCE_FIELDS}, got {value!r}"
+                )
+            return {name: int(value[name]) for name in _REFERENCE_FIELDS}
+        if isinstance(value, np.ndarray):
+            reference = self._reference_of(value)
+            if reference is None:
+                raise ValueError(self._not_a_reference_message())
+            return reference
+        raise TypeError(
+            f"a WindowVideo value must be a reference dict or a decoded window, got "
+            f"{type(value).__name__}"
+        )
+
+    def cast_storage(self, storage: pa.Array) -> pa.StructArray:
+        """Cast references (a struct array) or decoded, unchanged pixels to the reference storage.
+
+        Raises:
+            TypeError: ``storage`` holds pixels that are not windows this process
+                decoded (changed, or decoded elsewhere), or has an unrelated type.
+        """
+        if isinstance(storage, pa.ChunkedArray):
+            storage = storage.combine_chunks()
+        if isinstance(storage, pa.ExtensionArray):
+            storage = storage.storage
+        if pa.types.is_null(storage.type):
+            return pa.array([None] * len(storage), type=self.pa_type)
+        if pa.types.is_struct(storage.type):
+            names = [storage.type.field(i).name for i in range(storage.type.num_fields)]
+            missing = [name for name in _REFERENCE_FIELDS if name not in names]
+            if missing:
+                raise TypeError(
+                    f"cannot cast {storage.type} to WindowVideo: missing field(s) {missing}"
+                )
+            arrays = [storage.field(name).cast(pa.int32()) for name in _REFERENCE_FIELDS]
+            return pa.StructArray.from_arrays(
+                arrays, names=list(_REFERENCE_FIELDS), mask=storage.is_null()
+            )
+        if _is_list_type(storage.type):
+            return self._references_of_pixels(storage)
+        raise TypeError(f"cannot cast {storage.type} to WindowVideo")
+
+    def flatten(self) -> WindowVideo | dict[str, datasets.Value]:
+        """The reference's fields when not decoding (as ``Image`` does)."""
+        if self.decode:
+            return self
+        return {name: datasets.Value("int32") for name in _REFERENCE_FIELDS}
+
+    # --- reading -------------------------------------------------------------------
+
+    def decode_example(
+        self, value: Mapping[str, Any], token_per_repo_id: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """The pixels of a reference: ``(window_length, H, W, 3)`` uint8.
+
+        Raises:
+            ValueError: the feature has no ``array``/``roots`` to decode with, or the
+                reference points outside them.
+            FrameDecodeError, ForkSafetyError: see :meth:`hf_lvf.VideoWindows.take`.
+        """
+        if not self.decode:
+            raise RuntimeError("decode_example on a WindowVideo(decode=False) feature")
+        uri, video_idx, start_frame = self._resolve(value)
+        view = _decoder(uri, self._params(), self.array.shape[1:3])
+        window = _window_index(view, uri, video_idx, start_frame)
+        pixels = view.read_video([window])[0]
+        _remember(pixels, (uri, self._params(), self.array.shape[1:3], video_idx, start_frame))
+        return pixels
+
+    def _params(self) -> WindowParams:
+        return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip)
+
+    def _resolve(self, value: Mapping[str, Any]) -> tuple[str, int, int]:
+        if self.array is None or not self.roots:
+            raise ValueError(
+                "this WindowVideo has no array/roots to decode with; decode with the dataset's own "
+                "feature (ds.features['video']), or read references with WindowVideo(decode=False)"
+            )
+        root = int(value["root"])
+        if not 0 <= root < len(self.roots):
+            raise ValueError(
+                f"reference {dict(value)!r} points at root {root}, but the feature lists "
+                f"{len(self.roots)} root(s)"
+            )
+        return self.roots[root], int(value["video_idx"]), int(value["start_frame"])
+
+    # --- pixels back to references --------------------------------------------------
+
+    def _not_a_reference_message(self) -> str:
+        return (
+            "the 'video' column stores references to windows (WindowVideo), and these pixels are "
+            "not a window this process decoded and left unchanged; to keep changed pixels, write "
+            "them to a new column or pass features= with datasets.Array4D for the column"
+        )
+
+    def _reference_of(self, pixels: np.ndarray) -> dict[str, int] | None:
+        if self.array is None or pixels.shape != self.array.shape or pixels.dtype != np.uint8:
+            return None
+        for uri, params, size, video_idx, start_frame in _recalled(pixels):
+            if uri not in self.roots or params != self._params() or size != self.array.shape[1:3]:
+                continue
+            view = _decoder(uri, params, size)
+            fresh = view.read_video([_window_index(view, uri, video_idx, start_frame)])[0]
+            if np.array_equal(fresh, pixels):
+                return {
+                    "root": self.roots.index(uri),
+                    "video_idx": video_idx,
+                    "start_frame": start_frame,
+                }
+        return None
+
+    def _references_of_pixels(self, storage: pa.Array) -> pa.StructArray:
+        windows = _list_array_to_windows(storage, self.array.shape if self.array else None)
+        if windows is None:
+            raise TypeError(self._not_a_reference_message())
+        rows = []
+        for b in range(len(storage)):
+            reference = self._reference_of(windows[b])
+            if reference is None:
+                raise TypeError(self._not_a_reference_message())
+            rows.append(reference)
+        return pa.array(rows, type=self.pa_type)
+
+
+def _is_list_type(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    )
+
+
+def _list_array_to_windows(storage: pa.Array, shape: tuple[int, ...] | None) -> np.ndarray | None:
+    """``(n, *shape)`` uint8 view of a nested list array holding ``n`` windows, or ``None``."""
+    if shape is None:
+        return None
+    values = storage
+    for extent in shape:
+        if not _is_list_type(values.type):
+            return None
+        if values.null_count:
+            return None
+        if pa.types.is_fixed_size_list(values.type):
+            if values.type.list_size != extent:
+                return None
+        elif len(values):
+            bounds = pc.min_max(values.value_lengths()).as_py()
+            if bounds != {"min": extent, "max": extent}:
+                return None
+        values = values.flatten()
+    if values.null_count or not pa.types.is_integer(values.type):
+        return None
+    flat = values.to_numpy(zero_copy_only=False)
+    if flat.size != len(storage) * int(np.prod(shape)):
+        return None
+    if flat.min(initial=0) < 0 or flat.max(initial=0) > 255:
+        return None
+    return flat.astype(np.uint8, copy=False).reshape(len(storage), *shape)
+
+
+# --- per-process state: one decoding view per (root, params, size), recent fingerprints ---
+
+_views: dict[tuple, VideoWindows] = {}
+_recent: OrderedDict[int, list[tuple]] = OrderedDict()
+_recent_pid: int | None = None
+
+
+def _decoder(uri: str, params: WindowParams, size: tuple[int, int]) -> VideoWindows:
+    """The view that decodes references into ``uri`` in this process (opened lazily)."""
+    key = (os.getpid(), uri, params, tuple(size))
+    view = _views.get(key)
+    if view is None:
+        # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
+        # whatever hop_size and min_video_frames the references were made with.
+        view = VideoWindows(
+            uri,
+            window_length=params.window_length,
+            frame_skip=params.frame_skip,
+            hop_size=1,
+            frame_size=tuple(size),
+        )
+        if any(k[0] != key[0] for k in _views):
+            _views.clear()  # inherited from a parent process: never reuse its handles
+        _views[key] = view
+    return view
+
+
+def _window_index(view: VideoWindows, uri: str, video_idx: int, start_frame: int) -> int:
+    plan = view.plan
+    if not 0 <= video_idx < len(plan.windows_per_video) or not (
+        0 <= start_frame < int(plan.windows_per_video[video_idx])
+    ):
+        raise ValueError(
+            f"reference (video_idx={video_idx}, start_frame={start_frame}) is not a window of "
+            f"root {uri!r} with window_length={view.params.window_length}, "
+            f"frame_skip={view.params.frame_skip}"
+        )
+    return int(plan.first_window[video_idx]) + start_frame
+
+
+def _fingerprint(pixels: np.ndarray) -> int:
+    flat = pixels.reshape(-1)
+    step = max(1, flat.size // _FINGERPRINT_SAMPLES)
+    return hash((pixels.shape, flat[::step].tobytes()))
+
+
+def _remember(pixels: np.ndarray, reference: tuple) -> None:
+    global _recent_pid
+    if _recent_pid != os.getpid():
+        _recent.clear()
+        _recent_pid = os.getpid()
+    key = _fingerprint(pixels)
+    entries = _recent.pop(key, [])
+    if reference not in entries:
+        entries.append(reference)
+    _recent[key] = entries
+    while len(_recent) > _RECENT_CAPACITY:
+        _recent.popitem(last=False)
+
+
+def _recalled(pixels: np.ndarray) -> list[tuple]:
+    if _recent_pid != os.getpid():
+        return []
+    return list(_recent.get(_fingerprint(pixels), ()))
+
+
+# --- formatters: keep WindowVideo columns in their dtype ----------------------------
+
+
+def _window_columns(features: datasets.Features | None) -> frozenset[str]:
+    if not features:
+        return frozenset()
+    return frozenset(
+        name for name, f in features.items() if isinstance(f, WindowVideo) and f.decode
+    )
+
+
+class _KeepWindows:
+    """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
+
+    features: datasets.Features | None
+
+    def _keep(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def recursive_tensorize(self, data_struct: Any) -> Any:
+        names = _window_columns(self.features)
+        if not names or not isinstance(data_struct, dict) or not names & data_struct.keys():
+            return super().recursive_tensorize(data_struct)
+        kept = {k: self._keep(v) for k, v in data_struct.items() if k in names}
+        out = super().recursive_tensorize({k: v for k, v in data_struct.items() if k not in names})
+        return {k: kept[k] if k in kept else out[k] for k in data_struct}
+
+    def format_column(self, pa_table: pa.Table) -> Any:
+        name = pa_table.column_names[0]
+        if name not in _window_columns(self.features):
+            return super().format_column(pa_table)
+        column = self.numpy_arrow_extractor().extract_column(pa_table)
+        column = self.python_features_decoder.decode_column(column, name)
+        return self._consolidate(self._keep(list(column)))
+
+
+class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
+    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8)."""
+
+    def _keep(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return np.asarray(value, **self.np_array_kwargs)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
+    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy)."""
+
+    def _keep(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, np.ndarray):
+            if self.torch_tensor_kwargs:
+                return torch.as_tensor(value, **self.torch_tensor_kwargs)
+            return torch.from_numpy(value)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+def register() -> None:
+    """Register ``WindowVideo`` and the window-aware formatters with ``datasets`` (idempotent)."""
+    from datasets import formatting
+
+    feature_types = datasets.features.features._FEATURE_TYPES
+    if feature_types.get("WindowVideo") is not WindowVideo:
+        with warnings.catch_warnings():  # "register_feature is experimental": known, pinned
+            warnings.simplefilter("ignore", UserWarning)
+            datasets.features.features.register_feature(WindowVideo, "WindowVideo")
+    # Replace datasets' own formatters only, never one somebody else registered.
+    format_types = formatting._FORMAT_TYPES
+    if format_types.get("numpy") is NumpyFormatter:
+        format_types["numpy"] = _WindowAwareNumpyFormatter
+    if format_types.get("torch") is TorchFormatter:
+        format_types["torch"] = _WindowAwareTorchFormatter
+
+
+__all__ = ["WindowVideo", "register"]

@@ -1,0 +1,472 @@
+"""``load_dataset("hf_lvf", ...)``: the ``datasets`` builder for lance-video-frames roots.
+
+How the name resolves. ``datasets.load_dataset(path, ...)`` looks ``path`` up in
+``datasets.packaged_modules._PACKAGED_DATASETS_MODULES`` *before* it tries a
+local folder or the Hub, so ``import hf_lvf`` registers this module there under
+``"hf_lvf"`` (with a hash of the code that decides what the cache holds, so an
+upgrade never reuses a stale cache). That is the same table ``csv`` and
+``parquet`` live in, it works on datasets 4.x and 5.x, and a folder named
+``hf_lvf`` in the working directory (this project's own package, say) does not
+shadow it, because the table is checked first.
+
+For packaged builders datasets resolves ``data_dir`` by globbing every file
+below it, and with neither ``data_dir`` nor ``data_files`` it globs the working
+directory. hf_lvf wraps ``datasets.load.dataset_module_factory`` for the name
+``"hf_lvf"`` only: a missing ``data_dir``/``data_files`` is a ``ValueError`` at
+once, and a local ``data_dir`` is turned into the ``_metadata.json`` of each root
+found in it (the root itself is the ``train`` split; otherwise each sub-folder
+that is a root, or holds roots, is the split of its name). Without the wrapper
+(a future datasets without that function) the builder still works from
+datasets' own glob, since it finds roots by their ``_metadata.json``.
+
+Modes. Both read only ``_metadata.json`` in the calling process; Lance is
+opened lazily by whichever process reads frames (pylance is not fork-safe).
+
+- ``streaming=True``: window-range shards (:func:`hf_lvf.iterable.window_ranges`)
+  as the list in ``gen_kwargs``; each shard reads through the core view, in
+  batches, reusing frames across windows. Features are the core's (``video`` an
+  ``Array4D``).
+- map-style: the Arrow cache holds one small row per window: the reference
+  (:class:`hf_lvf.WindowVideo`, decoded when a row is read) and the scalar
+  columns, never pixels.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+
+from ._feature import WindowVideo
+from ._feature import register as _register_feature
+from ._version import __version__
+from .errors import RootNotFoundError
+from .hub import download_layouts, hub_data_dir_files, is_hub_uri, pin_data_files
+from .iterable import (
+    READ_BATCH,
+    TypedExamplesIterable,
+    _make_key,
+    default_num_shards,
+    window_ranges,
+)
+from .layout import METADATA_FILENAME, SAMPLE_KEYS, RootLayout, read_layout
+from .plan import WindowParams
+from .windows import VideoWindows, check_frame_size, metadata_fields
+
+logger = logging.getLogger(__name__)
+
+BUILDER_NAME = "hf_lvf"
+_SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
+_SPLIT_ORDER = ("train", "validation", "test")
+
+
+@dataclass(kw_only=True)
+class HfLvfConfig(datasets.BuilderConfig):
+    """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
+
+    Args:
+        window_length: frames per window (>= 1).
+        frame_skip: frames skipped between two frames of a window (>= 0).
+        hop_size: frames between the starts of consecutive windows of a video (>= 1).
+        min_video_frames: videos with fewer frames yield no window.
+        frame_size: ``(H, W)`` to resize every frame to; needed when videos differ in size.
+        shard_windows: windows per shard (streaming and cache generation); default:
+            a power of two up to 64 shards per split with >= 8 windows each.
+
+    Raises:
+        ValueError: a value is out of range (the message names it).
+    """
+
+    window_length: int = 1
+    frame_skip: int = 0
+    hop_size: int = 1
+    min_video_frames: int | None = None
+    frame_size: tuple[int, int] | None = None
+    shard_windows: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
+        self.frame_size = check_frame_size(self.frame_size)
+        if self.shard_windows is not None and (
+            isinstance(self.shard_windows, bool)
+            or not isinstance(self.shard_windows, int)
+            or self.shard_windows < 1
+        ):
+            raise ValueError(f"shard_windows must be an integer >= 1, got {self.shard_windows!r}")
+
+    @property
+    def params(self) -> WindowParams:
+        return WindowParams(
+            window_length=self.window_length,
+            frame_skip=self.frame_skip,
+            hop_size=self.hop_size,
+            min_video_frames=self.min_video_frames,
+        )
+
+
+class HfLvf(datasets.GeneratorBasedBuilder):
+    """Frame windows of lance-video-frames roots; see the module docstring."""
+
+    BUILDER_CONFIG_CLASS = HfLvfConfig
+    config: HfLvfConfig
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # datasets names a builder after its module ("builder"); use the registered name.
+        self.name = BUILDER_NAME
+        self.info.builder_name = BUILDER_NAME
+
+    # --- the roots, from _metadata.json only ------------------------------------------
+
+    @functools.cached_property
+    def _split_roots(self) -> dict[str, tuple[str, ...]]:
+        """Split name -> root URIs, in order."""
+        if self.config.data_files:
+            splits = {
+                str(split): _roots_of_files(files, str(split))
+                for split, files in self.config.data_files.items()
+            }
+        elif self.config.data_dir:
+            splits = {
+                split: tuple(str(Path(p).parent) for p in files)
+                for split, files in find_roots(self.config.data_dir).items()
+            }
+        else:
+            raise ValueError(_MISSING_DATA)
+        return splits
+
+    @functools.cached_property
+    def _root_options(self) -> dict[str, str]:
+        """``storage_options`` for hf_lvf/lance: the string entries (datasets adds nested
+        fsspec settings such as ``{"hf": {...}}``, which lance does not take)."""
+        options = {k: v for k, v in (self.storage_options or {}).items() if isinstance(v, str)}
+        if isinstance(self.token, str):  # load_dataset(token=...): hf:// roots read with it
+            options.setdefault("hf_token", self.token)
+        return options
+
+    @functools.cached_property
+    def _layouts(self) -> tuple[RootLayout, ...]:
+        uris = list(dict.fromkeys(u for roots in self._split_roots.values() for u in roots))
+        return tuple(read_layout(u, storage_options=self._root_options or None) for u in uris)
+
+    @functools.cached_property
+    def _views(self) -> tuple[VideoWindows, ...]:
+        """One core view per root (no Lance: plans and checks from the metadata only)."""
+        views = []
+        for layout in self._layouts:
+            views.append(
+                VideoWindows.from_layout(
+                    layout,
+                    self.config.params,
+                    frame_size=self.config.frame_size,
+                    storage_options=self._root_options or None,
+                )
+            )
+        sizes = {v.frame_size for v in views}
+        if len(sizes) > 1:
+            shown = ", ".join(f"{h}x{w}" for h, w in sorted(sizes))
+            raise ValueError(
+                f"the roots of this dataset have frames of different sizes ({shown}, HxW), so "
+                "windows cannot share one Array4D shape; pass frame_size=(H, W) to resize on decode"
+            )
+        return tuple(views)
+
+    def _features(self, *, references: bool) -> datasets.Features:
+        view = self._views[0]
+        core = view.features
+        fields = metadata_fields([video for v in self._views for video in v.videos])
+        features = {name: core[name] for name in SAMPLE_KEYS}
+        if references:
+            features["video"] = WindowVideo(
+                array=core["video"],
+                frame_skip=self.config.frame_skip,
+                roots=tuple(layout.uri for layout in self._layouts),
+            )
+        features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
+        return datasets.Features(features)
+
+    # --- datasets hooks -----------------------------------------------------------------
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(
+            description="Fixed-length frame windows of lance-video-frames roots (hf_lvf).",
+            features=self._features(references=True),
+        )
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        streaming = bool(getattr(dl_manager, "is_streaming", False))
+        index = {layout.uri: i for i, layout in enumerate(self._layouts)}
+        if not streaming:
+            # Hub-hosted roots are downloaded once into the Hugging Face cache and read there.
+            self._layouts = download_layouts(self._layouts, token=self.token)
+        # One builder serves both modes: pixels when streaming, references in the cache.
+        self.info.features = self._features(references=not streaming)
+        generators = []
+        for split, roots in self._split_roots.items():
+            shards = self._shards([index[uri] for uri in roots])
+            generators.append(
+                datasets.SplitGenerator(
+                    name=split,
+                    gen_kwargs={
+                        "shards": shards,
+                        "layouts": self._layouts,
+                        "references": not streaming,
+                    },
+                )
+            )
+        return generators
+
+    def _get_examples_iterable_for_split(self, split_generator: datasets.SplitGenerator) -> Any:
+        # Streaming only. The examples are built to the features, pixels as numpy arrays.
+        return TypedExamplesIterable(
+            self._generate_examples, split_generator.gen_kwargs, self.info.features
+        )
+
+    def _shards(self, root_indices: Sequence[int]) -> list[tuple[int, int, int, int]]:
+        """``(shard_id, root, start, stop)`` window ranges of one split's roots."""
+        sizes = [len(self._views[r]) for r in root_indices]
+        total = sum(sizes)
+        if self.config.shard_windows is not None:
+            per_shard = self.config.shard_windows
+        else:
+            per_shard = -(-total // default_num_shards(total))
+        shards = []
+        for root, size in zip(root_indices, sizes, strict=True):
+            for lo, hi in window_ranges(size, -(-size // per_shard)):
+                shards.append((len(shards), root, lo, hi))
+        return shards
+
+    def _generate_examples(
+        self,
+        shards: list[tuple[int, int, int, int]],
+        layouts: tuple[RootLayout, ...],
+        references: bool,
+    ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        names = [name for name in self.info.features if name not in SAMPLE_KEYS]
+        options = self._root_options
+        for shard_id, root, lo, hi in shards:
+            view = _view(layouts[root], self.config.params, self.config.frame_size, options)
+            indices = np.arange(lo, hi, dtype=np.int64)
+            rows = (
+                _reference_rows(view, root, indices)
+                if references
+                else view.iter_samples(indices, batch_size=READ_BATCH)
+            )
+            for example_idx, row in enumerate(rows):
+                for name in names:
+                    row.setdefault(name, None)
+                yield _make_key(shard_id, example_idx), row
+
+
+_MISSING_DATA = (
+    "load_dataset('hf_lvf') needs data_dir= (a lance-video-frames root, or a folder whose "
+    "sub-folders are roots named after splits: train/, validation/, test/) or data_files= "
+    "(roots or their _metadata.json, e.g. {'train': 'clips/train', 'test': 'clips/test'})"
+)
+
+
+def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Iterator[dict[str, Any]]:
+    """Map-style rows: what identifies each window, no pixels."""
+    plan = view.plan
+    video_idx, start_frame = plan.locate(indices)
+    frame_indices = plan.frame_indices(start_frame).tolist()
+    videos = view.videos
+    for b, (v, start) in enumerate(zip(video_idx.tolist(), start_frame.tolist(), strict=True)):
+        info = videos[v]
+        row = {
+            "video": {"root": root, "video_idx": v, "start_frame": start},
+            "video_idx": v,
+            "filename": info.path,
+            "start_frame": start,
+            "frame_indices": frame_indices[b],
+            "sample_idx": int(indices[b]),
+        }
+        row.update(info.metadata)
+        yield row
+
+
+# One reading view per root and parameters per process: opened lazily where the frames are read,
+# kept so that consecutive shards of a worker reuse the frames they share.
+_stream_views: dict[tuple, VideoWindows] = {}
+
+
+def _view(
+    layout: RootLayout,
+    params: WindowParams,
+    frame_size: tuple[int, int] | None,
+    storage_options: Mapping[str, str] | None,
+) -> VideoWindows:
+    key = (
+        os.getpid(),
+        layout.uri,
+        params,
+        frame_size,
+        tuple(sorted((storage_options or {}).items())),
+    )
+    view = _stream_views.get(key)
+    if view is None:
+        if any(k[0] != key[0] for k in _stream_views):
+            _stream_views.clear()  # inherited from a parent process: never reuse its handles
+        view = VideoWindows.from_layout(
+            layout, params, frame_size=frame_size, storage_options=storage_options or None
+        )
+        _stream_views[key] = view
+    return view
+
+
+# --- finding roots --------------------------------------------------------------------------
+
+
+def _is_root(folder: Path) -> bool:
+    return (folder / METADATA_FILENAME).is_file()
+
+
+def _sub_roots(folder: Path) -> list[Path]:
+    """``folder`` if it is a root, else the roots among its (non-hidden) sub-folders."""
+    if _is_root(folder):
+        return [folder]
+    return sorted(
+        p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and _is_root(p)
+    )
+
+
+def find_roots(data_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """Split -> ``_metadata.json`` paths of the roots of a local ``data_dir``.
+
+    ``data_dir`` is a root (split ``train``), or a folder whose sub-folders are
+    the splits: each a root, or a folder of roots (read in name order).
+
+    Raises:
+        RootNotFoundError: ``data_dir`` holds no root.
+        ValueError: a split folder's name is not a valid split name.
+    """
+    folder = Path(data_dir).expanduser().resolve()
+    if not folder.is_dir():
+        raise RootNotFoundError(f"data_dir {str(data_dir)!r} is not a folder")
+    if _is_root(folder):
+        return {"train": [str(folder / METADATA_FILENAME)]}
+    splits: dict[str, list[str]] = {}
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        roots = _sub_roots(sub)
+        if not roots:
+            continue
+        if not _SPLIT_NAME.match(sub.name):
+            raise ValueError(
+                f"folder {str(sub)!r} holds roots but its name is not a valid split name "
+                f"(letters, digits, '_', dots between words)"
+            )
+        splits[sub.name] = [str(r / METADATA_FILENAME) for r in roots]
+    if not splits:
+        raise RootNotFoundError(
+            f"data_dir {str(data_dir)!r} is not a lance-video-frames root (no {METADATA_FILENAME}) "
+            "and none of its sub-folders is one or holds one (train/, validation/, test/)"
+        )
+    ordered = [s for s in _SPLIT_ORDER if s in splits] + sorted(set(splits) - set(_SPLIT_ORDER))
+    return {s: splits[s] for s in ordered}
+
+
+def _roots_of_files(files: Sequence[str], split: str) -> tuple[str, ...]:
+    roots = sorted(
+        {f.rsplit("/", 1)[0] for f in files if f.rsplit("/", 1)[-1] == METADATA_FILENAME}
+    )
+    if not roots:
+        shown = ", ".join(repr(f) for f in list(files)[:3])
+        raise RootNotFoundError(
+            f"the data files of split {split!r} ({shown}{', ...' if len(files) > 3 else ''}) hold "
+            f"no {METADATA_FILENAME}: give roots (folders) or their {METADATA_FILENAME}"
+        )
+    return tuple(roots)
+
+
+def _expand_data_files(data_files: Any, base: Path) -> Any:
+    """Local folders in ``data_files`` -> the ``_metadata.json`` of the roots in them."""
+
+    def expand(pattern: Any) -> list[Any]:
+        if not isinstance(pattern, (str, os.PathLike)) or "://" in str(pattern):
+            return [pattern]
+        path = Path(pattern).expanduser()
+        path = path if path.is_absolute() else base / path
+        if path.is_dir():
+            roots = _sub_roots(path)
+            if roots:
+                return [str(r / METADATA_FILENAME) for r in roots]
+        return [pattern]
+
+    def expand_all(patterns: Any) -> list[Any]:
+        items = [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
+        return [p for item in items for p in expand(item)]
+
+    if isinstance(data_files, Mapping):
+        return {split: expand_all(patterns) for split, patterns in data_files.items()}
+    return expand_all(data_files)
+
+
+# --- registration ---------------------------------------------------------------------------
+
+
+def _code_hash() -> str:
+    """Hash of the code that decides what the cache holds: new code, new cache."""
+    digest = hashlib.sha256(__version__.encode())
+    here = Path(__file__).parent
+    for name in ("builder.py", "_feature.py", "iterable.py", "plan.py", "layout.py", "windows.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _guard_factory(factory: Any) -> Any:
+    signature = inspect.signature(factory)
+
+    @functools.wraps(factory)
+    def dataset_module_factory(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        if bound.arguments.get("path") == BUILDER_NAME:
+            data_dir = bound.arguments.get("data_dir")
+            data_files = bound.arguments.get("data_files")
+            if data_dir is None and data_files is None:
+                raise ValueError(_MISSING_DATA)
+            local_dir = data_dir is not None and "://" not in str(data_dir)
+            token = getattr(bound.arguments.get("download_config"), "token", None)
+            if data_files is None and local_dir:
+                bound.arguments["data_files"] = find_roots(data_dir)
+            elif data_files is None and is_hub_uri(data_dir):
+                # datasets would make a local path of it: list the roots on the Hub instead.
+                bound.arguments["data_files"] = hub_data_dir_files(data_dir, token=token)
+                bound.arguments["data_dir"] = None
+            elif data_files is not None:
+                base = Path(data_dir).expanduser() if local_dir else Path.cwd()
+                data_files = _expand_data_files(data_files, base.resolve())
+                # hf:// patterns name a commit from here on: the cache key and every read.
+                bound.arguments["data_files"] = pin_data_files(data_files, token=token)
+        return factory(*bound.args, **bound.kwargs)
+
+    dataset_module_factory._hf_lvf_guard = True
+    return dataset_module_factory
+
+
+def register() -> None:
+    """Make ``load_dataset("hf_lvf", ...)`` resolve to :class:`HfLvf` (idempotent)."""
+    from datasets import load, packaged_modules
+
+    _register_feature()
+    packaged_modules._PACKAGED_DATASETS_MODULES[BUILDER_NAME] = (__name__, _code_hash())
+    factory = getattr(load, "dataset_module_factory", None)
+    if factory is None:
+        logger.warning("datasets.load.dataset_module_factory not found: data_dir is globbed")
+    elif not getattr(factory, "_hf_lvf_guard", False):
+        load.dataset_module_factory = _guard_factory(factory)
+
+
+register()
+
+__all__ = ["BUILDER_NAME", "HfLvf", "HfLvfConfig", "find_roots", "register"]

@@ -1,0 +1,273 @@
+"""``datasets.IterableDataset`` front ends: window-range shards, per-epoch permutations, resume.
+
+Two things live here:
+
+- :func:`window_ranges`, the shard plan the builder streams with: contiguous
+  window ranges (plain ``(start, stop)`` pairs, never Lance objects), enough of
+  them that 8 DataLoader workers, or 8 nodes, all get work even on a root of two
+  long videos, and a power of two of them so that ``split_dataset_by_node``
+  usually shards instead of skipping.
+- :func:`to_iterable_dataset`, which wraps a random-access
+  :class:`~hf_lvf.VideoWindows`. Because any window can be read directly, its
+  shuffle is a full permutation of all windows per epoch (drawn from
+  ``np.random.default_rng([seed, ...])`` with the epoch mixed in), not a
+  shuffle buffer; shard ``s`` of ``k`` is the ``s``-th contiguous slice of that
+  permutation (cut by :func:`window_ranges`), so workers and nodes see every
+  window exactly once per epoch.
+  Its ``state_dict()`` is ``(shard, window within shard)``; resuming starts
+  reading at that window without decoding the ones before it.
+
+How the epoch reaches the permutation: ``IterableDataset`` calls
+``shuffle_data_sources(np.random.default_rng(epoch))`` on its examples iterable
+at the start of every epoch after the first (datasets >= 4.8; before, it calls
+it every epoch with a generator made from its shuffling seed and the epoch, so
+the wrapper marks the dataset as shuffled there). The wrapper's iterable mixes
+one draw of that generator into its seed. That happens before the dataset is
+split between nodes and DataLoader workers, so all of them agree on the
+permutation.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import numbers
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import datasets
+import numpy as np
+from datasets.iterable_dataset import ExamplesIterable, _BaseExamplesIterable
+from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
+
+if TYPE_CHECKING:
+    from .windows import VideoWindows
+
+# A shard is read in batches of this many windows; shard bounds are aligned to it.
+READ_BATCH = 8
+_MIN_SHARD_WINDOWS = READ_BATCH
+_MAX_SHARD_WINDOWS = 256
+_MAX_POW2_SHARDS = 64
+
+
+def default_num_shards(num_windows: int) -> int:
+    """Shards for ``num_windows`` windows.
+
+    The largest power of two up to 64 that leaves at least 8 windows per shard;
+    past 64 * 256 windows, a multiple of 64 that keeps shards at most 256
+    windows (so resuming mid-shard never re-reads much).
+
+    Example:
+        >>> [default_num_shards(n) for n in (5, 36, 288, 5000, 40000)]
+        [1, 4, 32, 64, 192]
+    """
+    if num_windows >= _MAX_POW2_SHARDS * _MAX_SHARD_WINDOWS:
+        per_block = _MAX_POW2_SHARDS * _MAX_SHARD_WINDOWS
+        return _MAX_POW2_SHARDS * -(-num_windows // per_block)
+    shards = 1
+    while shards * 2 <= _MAX_POW2_SHARDS and shards * 2 * _MIN_SHARD_WINDOWS <= num_windows:
+        shards *= 2
+    return shards
+
+
+def window_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
+    """``num_shards`` contiguous ``(start, stop)`` ranges covering ``range(num_windows)``.
+
+    Bounds fall on multiples of :data:`READ_BATCH` when shards are that long, so
+    every shard reads in full batches but maybe its last.
+    """
+    num_shards = max(1, min(num_shards, num_windows))
+    bounds = np.arange(num_shards + 1, dtype=np.int64) * num_windows // num_shards
+    if num_windows // num_shards >= READ_BATCH:
+        bounds[1:-1] = bounds[1:-1] // READ_BATCH * READ_BATCH  # still strictly increasing
+    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _make_key(shard_id: int, example_idx: int) -> Any:
+    try:
+        from datasets.builder import Key
+    except ImportError:  # datasets < 5 has plain keys
+        return f"{shard_id}_{example_idx}"
+    return Key(shard_id, example_idx)
+
+
+class TypedExamplesIterable(ExamplesIterable):
+    """datasets' ``ExamplesIterable`` (shards = the lists in ``gen_kwargs``) that declares its
+    examples already typed with ``features``.
+
+    ``IterableDataset`` then passes them through as they are: no per-example
+    encode/decode, and on datasets < 4.8.4 no round trip of the pixels through Arrow
+    (which turns them into nested lists). Shuffling and sharding keep the class.
+    """
+
+    def __init__(self, generate_examples_fn: Any, kwargs: dict, features: datasets.Features):
+        super().__init__(generate_examples_fn, kwargs)
+        self._typed_features = features
+
+    @property
+    def is_typed(self) -> bool:
+        return True
+
+    @property
+    def features(self) -> datasets.Features:
+        return self._typed_features
+
+    def _with_kwargs(self, kwargs: dict) -> TypedExamplesIterable:
+        return TypedExamplesIterable(self.generate_examples_fn, kwargs, self._typed_features)
+
+    def shuffle_data_sources(self, generator: np.random.Generator) -> TypedExamplesIterable:
+        return self._with_kwargs(_shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs))
+
+    def shard_data_sources(self, num_shards: int, index: int, contiguous: bool = True):
+        gen_kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
+        shard_indices = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
+        return self._with_kwargs(_merge_gen_kwargs([gen_kwargs_list[i] for i in shard_indices]))
+
+    def reshard_data_sources(self) -> TypedExamplesIterable:
+        return self._with_kwargs(self.kwargs)
+
+
+class _PermutedWindows(_BaseExamplesIterable):
+    """Examples iterable over a :class:`VideoWindows`: shard ``s`` of ``k`` is a slice of one order.
+
+    The order is ``arange(n)``, or with ``shuffle`` a permutation drawn from
+    ``default_rng([seed, *draws])``, where ``draws`` collects one number per
+    ``shuffle_data_sources`` call (one per epoch). Everything here is plain data,
+    so it pickles to DataLoader workers; the view opens Lance lazily there.
+    """
+
+    def __init__(
+        self,
+        windows: VideoWindows,
+        *,
+        shuffle: bool,
+        seed: int,
+        total_shards: int,
+        shard_ids: tuple[int, ...] | None = None,
+        draws: tuple[int, ...] = (),
+    ):
+        super().__init__()
+        self.windows = windows
+        self.shuffle = shuffle
+        self.seed = seed
+        self.total_shards = total_shards
+        self.shard_ids = tuple(range(total_shards)) if shard_ids is None else tuple(shard_ids)
+        self.draws = tuple(draws)
+        self._features = windows.features
+
+    def _replace(self, **changes: Any) -> _PermutedWindows:
+        new = copy.copy(self)
+        new.__dict__.update(changes)
+        new._state_dict = None
+        return new
+
+    # --- what datasets asks of an examples iterable ----------------------------------
+
+    @property
+    def is_typed(self) -> bool:
+        return True
+
+    @property
+    def features(self) -> datasets.Features:
+        return self._features
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.shard_ids)
+
+    def _init_state_dict(self) -> dict:
+        self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "type": type(self).__name__}
+        return self._state_dict
+
+    def shuffle_data_sources(self, generator: np.random.Generator) -> _PermutedWindows:
+        """A new permutation (``shuffle=True``); the order stays fixed without ``shuffle``."""
+        if not self.shuffle:
+            return self._replace()
+        draw = int(copy.deepcopy(generator).integers(0, 2**63))
+        return self._replace(draws=(*self.draws, draw))
+
+    def shard_data_sources(self, num_shards: int, index: int, contiguous: bool = True):
+        positions = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
+        return self._replace(shard_ids=tuple(self.shard_ids[p] for p in positions))
+
+    def reshard_data_sources(self) -> _PermutedWindows:
+        return self._replace()
+
+    # --- reading ------------------------------------------------------------------------
+
+    def order(self) -> np.ndarray:
+        """All window indices in this epoch's order."""
+        n = len(self.windows)
+        if not self.shuffle:
+            return np.arange(n, dtype=np.int64)
+        return np.random.default_rng([self.seed, *self.draws]).permutation(n)
+
+    def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+        order = self.order()
+        ranges = window_ranges(len(order), self.total_shards)
+        state = self._state_dict
+        first = state["shard_idx"] if state else 0
+        for position in range(first, len(self.shard_ids)):
+            shard = self.shard_ids[position]
+            lo, hi = ranges[shard]
+            indices = order[lo:hi]
+            skip = state["shard_example_idx"] if state else 0
+            samples = self.windows.iter_samples(indices[skip:], batch_size=READ_BATCH)
+            for example_idx, sample in enumerate(samples, start=skip):
+                if state:
+                    state["shard_example_idx"] += 1
+                yield _make_key(shard, example_idx), sample
+            if state:
+                state["shard_idx"] += 1
+                state["shard_example_idx"] = 0
+
+
+def to_iterable_dataset(
+    windows: VideoWindows,
+    *,
+    shuffle: bool = False,
+    seed: int | None = None,
+    num_shards: int | None = None,
+) -> datasets.IterableDataset:
+    """A ``datasets.IterableDataset`` over ``windows``, with the same features.
+
+    See :meth:`hf_lvf.VideoWindows.to_iterable_dataset`.
+    """
+    if not isinstance(shuffle, bool):
+        raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
+    if seed is not None:
+        seed = _check_int("seed", seed, 0)
+    elif shuffle:
+        # Fixed now, so that every worker and node draws the same permutation.
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+    else:
+        seed = 0
+    if num_shards is None:
+        num_shards = default_num_shards(len(windows))
+    num_shards = _check_int("num_shards", num_shards, 1)
+    if num_shards > len(windows):
+        raise ValueError(
+            f"num_shards must be <= the number of windows ({len(windows)}), got {num_shards!r}"
+        )
+    iterable = _PermutedWindows(windows, shuffle=shuffle, seed=seed, total_shards=num_shards)
+    extra: dict[str, Any] = {}
+    if shuffle and "shuffling" in inspect.signature(datasets.IterableDataset.__init__).parameters:
+        # datasets < 4.8 tells the examples iterable about the epoch only if the dataset is
+        # marked as shuffled; no buffer is added, the permutation stays the only shuffle.
+        from datasets.iterable_dataset import ShufflingConfig
+
+        config = {"generator": np.random.default_rng(seed)}
+        if "_original_seed" in inspect.signature(ShufflingConfig).parameters:
+            config["_original_seed"] = seed  # so that nodes may split it
+        extra["shuffling"] = ShufflingConfig(**config)
+    info = datasets.DatasetInfo(features=windows.features)
+    return datasets.IterableDataset(iterable, info=info, **extra)
+
+
+__all__ = ["TypedExamplesIterable", "default_num_shards", "to_iterable_dataset", "window_ranges"]

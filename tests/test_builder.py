@@ -1,0 +1,383 @@
+"""``load_dataset("hf_lvf", ...)`` in both modes against the core view (and the oracle)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import datasets
+import datasets.distributed
+import numpy as np
+import pytest
+from _loading import (
+    PARAMS,
+    PROJECT_ROOT,
+    SPLITS,
+    assert_rows_equal,
+    core_samples,
+    long_videos_root,
+    mixed_size_root,
+    run_script,
+    split_dir,
+)
+from _roots import assert_same_sample, oracle_sample, oracle_windows, read_meta
+
+import hf_lvf
+from hf_lvf import HfLvfConfig, RootNotFoundError, WindowVideo
+from hf_lvf.synthetic import write_synthetic_root
+
+MODES = pytest.mark.parametrize("streaming", [False, True], ids=["map", "streaming"])
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    return split_dir(tmp_path_factory.mktemp("builder") / "clips")
+
+
+@pytest.fixture(autouse=True)
+def _from_project_root(monkeypatch):
+    # The project root holds a folder named hf_lvf (the package): the name must still resolve.
+    monkeypatch.chdir(PROJECT_ROOT)
+
+
+def _load(streaming: bool, **kwargs):
+    return datasets.load_dataset("hf_lvf", streaming=streaming, **kwargs)
+
+
+# --- both modes return the core's windows --------------------------------------------------
+
+
+@MODES
+def test_splits_equal_core(data_dir, streaming):
+    ds = _load(streaming, data_dir=str(data_dir), **PARAMS)
+    assert list(ds) == list(SPLITS)
+    for split in SPLITS:
+        assert_rows_equal(ds[split], core_samples(data_dir / split, **PARAMS))
+
+
+@MODES
+def test_core_equals_oracle_through_load_dataset(data_dir, streaming):
+    root = data_dir / "train"
+    meta = read_meta(root)
+    windows = oracle_windows(meta, **PARAMS)
+    rows = list(_load(streaming, data_dir=str(root), split="train", **PARAMS))
+    for index in (0, 4, len(windows) - 1):
+        assert_same_sample(rows[index], oracle_sample(root, meta, windows, index))
+
+
+@MODES
+def test_one_root_is_the_train_split(data_dir, streaming):
+    ds = _load(streaming, data_dir=str(data_dir / "validation"), window_length=4)
+    assert list(ds) == ["train"]
+    assert_rows_equal(ds["train"], core_samples(data_dir / "validation", window_length=4))
+
+
+@MODES
+def test_data_files_roots_and_metadata_files(data_dir, streaming):
+    data_files = {
+        "train": str(data_dir / "train"),
+        "test": [str(data_dir / "test" / "_metadata.json")],
+    }
+    ds = _load(streaming, data_files=data_files, window_length=2, hop_size=3)
+    assert list(ds) == ["train", "test"]
+    for split in ("train", "test"):
+        assert_rows_equal(ds[split], core_samples(data_dir / split, window_length=2, hop_size=3))
+
+
+@MODES
+def test_relative_data_files_under_data_dir(data_dir, streaming):
+    ds = _load(streaming, data_dir=str(data_dir), data_files={"eval": "test"}, window_length=2)
+    assert list(ds) == ["eval"]
+    assert_rows_equal(ds["eval"], core_samples(data_dir / "test", window_length=2))
+
+
+@MODES
+def test_split_of_several_roots(tmp_path, streaming):
+    # train/ holds two roots with different fields: windows follow root by root, in name order,
+    # and a field a root lacks is None.
+    parent = tmp_path / "parts"
+    hf_lvf.write_frames(
+        parent / "train" / "a",
+        [("a0", iter(np.full((6, 32, 48, 3), 7, np.uint8)), {"label": 1})],
+    )
+    mixed_size_root(parent / "train" / "b")
+    ds = _load(streaming, data_dir=str(parent), window_length=2, frame_size=(16, 16))
+    assert list(ds) == ["train"]
+    a = core_samples(parent / "train" / "a", window_length=2, frame_size=(16, 16))
+    b = core_samples(parent / "train" / "b", window_length=2, frame_size=(16, 16))
+    rows = list(ds["train"])
+    assert_rows_equal(rows[: len(a)], a, extra={"score": None})
+    assert_rows_equal(rows[len(a) :], b, extra={"label": None})
+
+
+# --- sizes --------------------------------------------------------------------------------
+
+
+@MODES
+def test_mixed_sizes_with_frame_size(tmp_path, streaming):
+    root = mixed_size_root(tmp_path / "mixed")
+    ds = _load(streaming, data_dir=str(root), split="train", window_length=5, frame_size=(20, 28))
+    assert ds.features["video"].shape == (5, 20, 28, 3)
+    assert_rows_equal(ds, core_samples(root, window_length=5, frame_size=(20, 28)))
+
+
+def test_mixed_sizes_without_frame_size(tmp_path):
+    root = mixed_size_root(tmp_path / "mixed")
+    with pytest.raises(ValueError, match=r"differ in size .*frame_size=\(H, W\)"):
+        _load(False, data_dir=str(root), window_length=5)
+
+
+def test_roots_of_different_sizes_need_frame_size(tmp_path):
+    hf_lvf.write_frames(
+        tmp_path / "d" / "train", [("a", iter(np.zeros((4, 8, 8, 3), np.uint8)), None)]
+    )
+    hf_lvf.write_frames(
+        tmp_path / "d" / "test", [("b", iter(np.zeros((4, 8, 6, 3), np.uint8)), None)]
+    )
+    with pytest.raises(ValueError, match=r"roots of this dataset .*8x6, 8x8.*frame_size"):
+        _load(True, data_dir=str(tmp_path / "d"), window_length=2)
+
+
+# --- arguments ------------------------------------------------------------------------------
+
+
+@MODES
+def test_missing_data_is_a_clear_error(streaming, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a working directory with files that a glob would find
+    (tmp_path / "train.csv").write_text("a\n1\n")
+    with pytest.raises(ValueError, match=r"needs data_dir= .* or data_files="):
+        _load(streaming, window_length=4)
+
+
+def test_data_dir_without_roots(tmp_path):
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    with pytest.raises(RootNotFoundError, match="is not a lance-video-frames root"):
+        _load(False, data_dir=str(tmp_path / "empty"))
+
+
+def test_data_files_without_metadata(data_dir):
+    with pytest.raises(RootNotFoundError, match=r"split 'train' .* hold no _metadata.json"):
+        _load(False, data_files={"train": str(data_dir / "train" / "data" / "*")})
+
+
+def test_bad_split_folder_name(tmp_path):
+    hf_lvf.write_frames(
+        tmp_path / "d" / "bad-name", [("a", iter(np.zeros((4, 8, 8, 3), np.uint8)), None)]
+    )
+    with pytest.raises(ValueError, match="not a valid split name"):
+        _load(False, data_dir=str(tmp_path / "d"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"window_length": 0}, r"window_length must be >= 1, got 0"),
+        ({"frame_skip": -1}, r"frame_skip must be >= 0, got -1"),
+        ({"hop_size": 1.5}, r"hop_size must be an integer >= 1, got 1.5"),
+        ({"min_video_frames": -2}, r"min_video_frames must be >= 0, got -2"),
+        ({"frame_size": (0, 4)}, r"frame_size must be a pair of positive integers"),
+        ({"shard_windows": 0}, r"shard_windows must be an integer >= 1, got 0"),
+    ],
+)
+def test_bad_config_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        HfLvfConfig(**kwargs)
+
+
+def test_config_is_keyword_only():
+    with pytest.raises(TypeError):
+        HfLvfConfig("default", None, None, None, None, 4)
+
+
+def test_builder_reads_no_lance_in_this_process(data_dir):
+    # Load in both modes and look at the datasets; no frame is read, so Lance stays closed.
+    out = run_script(
+        f"""
+        import json, datasets, hf_lvf, hf_lvf.frames as frames
+        data_dir = {str(data_dir)!r}
+        m = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2)
+        s = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2, streaming=True)
+        sizes = {{k: len(v) for k, v in m.items()}}
+        shards = {{k: v.num_shards for k, v in s.items()}}
+        print(json.dumps([frames._lance_opened_by_pid, sizes, shards]))
+        """,
+        HF_DATASETS_CACHE=str(data_dir.parent / "cache-no-lance"),
+    )
+    opened, sizes, shards = out
+    assert opened is None
+    assert sizes == {
+        split: len(core_samples(data_dir / split, window_length=2)) for split in SPLITS
+    }
+    assert set(shards) == set(SPLITS)
+
+
+# --- the map-style cache ---------------------------------------------------------------------
+
+
+def test_cache_key_follows_the_config(data_dir):
+    four = _load(False, data_dir=str(data_dir), split="train", window_length=4)
+    six = _load(False, data_dir=str(data_dir), split="train", window_length=6, hop_size=2)
+    again = _load(False, data_dir=str(data_dir), split="train", window_length=4)
+    assert four.cache_files != six.cache_files
+    assert again.cache_files == four.cache_files
+    assert_rows_equal(six, core_samples(data_dir / "train", window_length=6, hop_size=2))
+    assert_rows_equal(again, core_samples(data_dir / "train", window_length=4))
+
+
+def test_cache_holds_references_not_pixels(tmp_path):
+    # 16-frame windows: a row is what identifies the window, well under 200 bytes.
+    root = write_synthetic_root(
+        tmp_path / "root", num_videos=5, num_frames=[40, 64, 23, 80, 30], frame_size=(64, 64)
+    )
+    ds = _load(False, data_dir=str(root), split="train", window_length=16, hop_size=2)
+    assert len(ds) == 13 + 25 + 4 + 33 + 8
+    on_disk = sum(os.path.getsize(f["filename"]) for f in ds.cache_files)
+    assert on_disk / len(ds) < 200
+    assert ds.data.nbytes / len(ds) < 120
+    video = ds.features["video"]
+    assert isinstance(video, WindowVideo)
+    assert video.array == datasets.Array4D((16, 64, 64, 3), "uint8")
+    assert video.roots == (str(root),)
+
+
+def test_features_name_the_decoded_array(data_dir):
+    builder = datasets.load_dataset_builder("hf_lvf", data_dir=str(data_dir), window_length=4)
+    video = builder.info.features["video"]
+    assert video.shape == (4, 32, 48, 3)
+    assert "Array4D(shape=(4, 32, 48, 3), dtype='uint8')" in repr(video)
+    # The features survive the JSON and YAML round trips of dataset_info.json and the card.
+    features = builder.info.features
+    assert datasets.Features.from_dict(features.to_dict()) == features
+    assert datasets.Features._from_yaml_list(features._to_yaml_list()) == features
+
+
+def test_rows_slices_and_formats(data_dir):
+    ds = _load(False, data_dir=str(data_dir), split="test", **PARAMS)
+    want = core_samples(data_dir / "test", **PARAMS)
+    assert_rows_equal([ds[i] for i in range(len(ds))], want)
+    batch = ds[1:4]
+    for k, sample in enumerate(want[1:4]):
+        np.testing.assert_array_equal(batch["video"][k], sample["video"])
+        assert batch["sample_idx"][k] == sample["sample_idx"]
+
+    row = ds.with_format("numpy")[2]
+    assert row["video"].dtype == np.uint8
+    np.testing.assert_array_equal(row["video"], want[2]["video"])
+    stacked = ds.with_format("numpy")[0:3]["video"]
+    assert stacked.dtype == np.uint8 and stacked.shape == (3, *want[0]["video"].shape)
+    assert ds.with_format("numpy")[0]["frame_indices"].tolist() == want[0]["frame_indices"]
+
+    torch = pytest.importorskip("torch")
+    trow = ds.with_format("torch")[2]
+    assert trow["video"].dtype == torch.uint8
+    np.testing.assert_array_equal(trow["video"].numpy(), want[2]["video"])
+    tbatch = ds.with_format("torch")[0:3]["video"]
+    assert tbatch.dtype == torch.uint8 and tuple(tbatch.shape) == (3, *want[0]["video"].shape)
+    column = ds.with_format("torch", columns=["video"])["video"][:2]
+    assert column.dtype == torch.uint8
+    # A dtype the caller asks for applies to video too.
+    as_float = ds.with_format("numpy", dtype=np.float32)[0]["video"]
+    assert as_float.dtype == np.float32
+
+
+def test_references_without_decoding(data_dir):
+    ds = _load(False, data_dir=str(data_dir), split="test", window_length=4, hop_size=3)
+    refs = ds.cast_column("video", WindowVideo(decode=False))
+    roots = ds.features["video"].roots
+    want = core_samples(data_dir / "test", window_length=4, hop_size=3)
+    for row, sample in zip(refs, want, strict=True):
+        assert row["video"] == {
+            "root": roots.index(str(data_dir / "test")),
+            "video_idx": sample["video_idx"],
+            "start_frame": sample["start_frame"],
+        }
+    # ... and casting back decodes them again.
+    back = refs.cast_column("video", ds.features["video"])
+    np.testing.assert_array_equal(back[3]["video"], want[3]["video"])
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_map_returning_video_unchanged_writes_no_pixels(data_dir, batched):
+    ds = _load(False, data_dir=str(data_dir), split="train", **PARAMS)
+    means = []
+
+    def touch(example):
+        means.append(np.mean(example["video"]))
+        return example
+
+    mapped = ds.map(touch, batched=batched, batch_size=5)
+    assert means  # video was read
+    assert isinstance(mapped.features["video"], WindowVideo)
+    assert mapped.data.nbytes <= ds.data.nbytes
+    assert_rows_equal(mapped, core_samples(data_dir / "train", **PARAMS))
+
+    numpy_mapped = ds.with_format("numpy").map(lambda b: b, batched=True, batch_size=4)
+    assert numpy_mapped.data.nbytes <= ds.data.nbytes
+
+
+def test_map_changing_pixels(data_dir):
+    ds = _load(False, data_dir=str(data_dir), split="test", window_length=2)
+    with pytest.raises(TypeError, match="stores references to windows"):
+        ds.map(lambda x: {"video": x["video"] // 2}, features=ds.features)
+    # Into a new column they are plain data.
+    darker = ds.map(lambda x: {"darker": x["video"] // 2})
+    np.testing.assert_array_equal(np.asarray(darker[1]["darker"]), ds[1]["video"] // 2)
+
+
+def test_references_out_of_range(data_dir):
+    feature = _load(False, data_dir=str(data_dir), split="test", window_length=4).features["video"]
+    with pytest.raises(ValueError, match=r"is not a window of root .* window_length=4"):
+        feature.decode_example({"root": 0, "video_idx": 0, "start_frame": 999})
+    with pytest.raises(ValueError, match=r"points at root 7, but the feature lists 3 root"):
+        feature.decode_example({"root": 7, "video_idx": 0, "start_frame": 0})
+    with pytest.raises(ValueError, match="has no array/roots to decode with"):
+        WindowVideo().decode_example({"root": 0, "video_idx": 0, "start_frame": 0})
+
+
+# --- streaming ----------------------------------------------------------------------------------
+
+
+def test_streaming_shards_are_plain_window_ranges(tmp_path):
+    root = long_videos_root(tmp_path / "long")
+    ds = _load(True, data_dir=str(root), split="train", window_length=8, hop_size=2)
+    assert ds.num_shards >= 8
+    shards = ds._ex_iterable.kwargs["shards"]
+    assert isinstance(shards, list)
+    assert all(type(s) is tuple and all(type(x) is int for x in s) for s in shards)
+    covered = [i for _, _, lo, hi in shards for i in range(lo, hi)]
+    assert covered == list(range(len(hf_lvf.VideoWindows(root, window_length=8, hop_size=2))))
+    assert ds.features["video"] == datasets.Array4D((8, 8, 8, 3), "uint8")
+
+
+def test_streaming_resumes_at_the_exact_window(data_dir):
+    kwargs = {"data_dir": str(data_dir), "split": "train", "shard_windows": 3, **PARAMS}
+    want = [s["sample_idx"] for s in core_samples(data_dir / "train", **PARAMS)]
+    for stop in (1, 4, 7):
+        ds = _load(True, **kwargs)
+        it = iter(ds)
+        head = [next(it)["sample_idx"] for _ in range(stop)]
+        state = ds.state_dict()
+        resumed = _load(True, **kwargs)
+        resumed.load_state_dict(state)
+        assert head + [s["sample_idx"] for s in resumed] == want
+
+
+def test_streaming_shuffle_and_epochs(data_dir):
+    ds = _load(True, data_dir=str(data_dir), split="train", shard_windows=2, **PARAMS)
+    n = len(core_samples(data_dir / "train", **PARAMS))
+    shuffled = ds.shuffle(seed=3, buffer_size=4)
+    first = [s["sample_idx"] for s in shuffled]
+    assert sorted(first) == list(range(n)) and first != list(range(n))
+    assert [s["sample_idx"] for s in ds.shuffle(seed=3, buffer_size=4)] == first
+    shuffled.set_epoch(1)
+    second = [s["sample_idx"] for s in shuffled]
+    assert sorted(second) == list(range(n)) and second != first
+
+
+def test_streaming_split_by_node(data_dir):
+    ds = _load(True, data_dir=str(data_dir), split="train", shard_windows=2, **PARAMS)
+    seen = []
+    for rank in range(2):
+        node = datasets.distributed.split_dataset_by_node(ds, rank=rank, world_size=2)
+        seen += [s["sample_idx"] for s in node]
+    assert sorted(seen) == list(range(len(core_samples(data_dir / "train", **PARAMS))))
