@@ -32,6 +32,14 @@ class HubError(LVFError, OSError):
     """A Hugging Face Hub operation failed (missing repo, revision or path, no access)."""
 
 
+class VideoDecodeError(LVFError, ValueError):
+    """A source video file cannot be converted: corrupt, truncated, empty or without video."""
+
+
+class SkippedVideoWarning(UserWarning):
+    """A source video file was skipped by a conversion (``on_error="skip"``); names it and why."""
+
+
 __all__ = [
     "FrameDecodeError",
     "ForkSafetyError",
@@ -39,4 +47,6 @@ __all__ = [
     "LVFError",
     "LayoutError",
     "RootNotFoundError",
+    "SkippedVideoWarning",
+    "VideoDecodeError",
 ]

@@ -10,7 +10,8 @@ a forked child of a process that already opened one raises
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -98,3 +99,73 @@ def write_frame_table(batches: pa.RecordBatchReader, folder: os.PathLike[str] | 
     import lance
 
     lance.write_dataset(batches, str(folder), schema=FRAME_SCHEMA, mode="create")
+
+
+# --- writing fragments: conversion workers write them, the parent commits them once ---
+
+
+def _note_lance_use() -> None:
+    global _lance_opened_by_pid
+    if _lance_opened_by_pid is None:
+        _lance_opened_by_pid = os.getpid()
+
+
+def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> list[Any]:
+    """Write frame-schema batches as new, uncommitted fragments of the dataset at ``folder``.
+
+    Safe to call from many processes at once on the same folder: each call writes
+    its own data files and nothing else. The fragments become visible only when
+    :func:`commit_fragments` commits them. If ``batches`` raises, lance discards
+    what it wrote and the original exception propagates (not lance's wrapper).
+
+    Returns:
+        The ``lance.FragmentMetadata`` of the written fragments (picklable), in
+        row order; empty if ``batches`` yields no rows.
+    """
+    import lance
+
+    _note_lance_use()
+    errors: list[BaseException] = []
+    reader = pa.RecordBatchReader.from_batches(FRAME_SCHEMA, _capture(batches, errors))
+    try:
+        fragments = lance.fragment.write_fragments(
+            reader, str(folder), schema=FRAME_SCHEMA, mode="create"
+        )
+    except Exception:
+        if errors:  # lance wraps a reader's exception in an OSError; surface the original
+            raise errors[0] from None
+        raise
+    if errors:
+        raise errors[0]
+    return list(fragments)
+
+
+def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -> None:
+    """Commit ``fragments`` as the first version of a new dataset at ``folder``.
+
+    Rows follow the order of ``fragments`` (lance keeps fragment order), so a
+    caller that passes each video's fragments in video order gets the row order
+    FORMAT.md requires. Data files under ``folder/data`` that no fragment
+    references (left by a task that failed, was cancelled or was retried) are
+    deleted, so the dataset holds only what it lists.
+    """
+    import lance
+
+    _note_lance_use()
+    if not fragments:
+        raise ValueError("cannot commit a dataset with no fragments")
+    operation = lance.LanceOperation.Overwrite(FRAME_SCHEMA, list(fragments))
+    lance.LanceDataset.commit(str(folder), operation)
+    referenced = {data_file.path for fragment in fragments for data_file in fragment.files}
+    data_dir = Path(folder) / "data"
+    for path in data_dir.glob("*.lance"):
+        if path.name not in referenced:
+            path.unlink()
+
+
+def _capture(batches: Iterable[pa.RecordBatch], errors: list[BaseException]):
+    try:
+        yield from batches
+    except BaseException as err:
+        errors.append(err)
+        raise

@@ -1,0 +1,163 @@
+"""Frames/s of ``convert_videos`` with 1 and 2 worker processes, against Pillow's WebP floor.
+
+Every stored frame is one Pillow WebP encode, so a worker cannot beat Pillow's
+single-core encode rate on the same frames: that rate is the floor this work
+is measured against. The run also times PyAV decoding alone, to show where the
+rest goes. On a shared machine, "cores busy" tells how much CPU the conversion
+actually got: 2 workers can only be 2x faster than 1 if it reaches 2.
+
+    python benchmarks/bench_convert.py            # 8 H.264 videos x 300 frames, 224x224 (~90 s)
+    python benchmarks/bench_convert.py --videos 16 --frames 200 --size 256x256
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import multiprocessing
+import os
+import resource
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import av
+import numpy as np
+from PIL import Image
+
+from hf_lvf import convert_videos
+from hf_lvf.synthetic import synthetic_frames
+
+
+def write_h264(path: Path, num_frames: int, size: tuple[int, int], seed: int) -> None:
+    height, width = size
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=30)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "veryfast"}
+        for array in synthetic_frames(num_frames, height, width, seed=seed):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def decode_rate(files: list[Path]) -> tuple[float, list[np.ndarray]]:
+    """PyAV decode + RGB conversion, one thread, frames/s; and the frames of the first file."""
+    count, started, first = 0, time.perf_counter(), []
+    for i, file in enumerate(files):
+        with av.open(str(file)) as container:
+            stream = container.streams.video[0]
+            stream.codec_context.thread_count = 1
+            for frame in container.decode(stream):
+                array = frame.to_ndarray(format="rgb24")
+                if i == 0:
+                    first.append(array)
+                count += 1
+    return count / (time.perf_counter() - started), first
+
+
+def pillow_webp_rate(frames: list[np.ndarray], quality: int) -> float:
+    """Pillow's WebP encode rate on one core (frames/s): the floor per worker."""
+    started = time.perf_counter()
+    for frame in frames:
+        Image.fromarray(frame, "RGB").save(io.BytesIO(), format="WEBP", quality=quality)
+    return len(frames) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--videos", type=int, default=8)
+    parser.add_argument("--frames", type=int, default=300, help="frames per video")
+    parser.add_argument("--size", default="224x224", help="HxW")
+    parser.add_argument("--quality", type=int, default=65)
+    parser.add_argument("--repeats", type=int, default=2, help="best of N runs per setting")
+    args = parser.parse_args()
+    size = tuple(int(x) for x in args.size.split("x"))
+    load_before = f"{os.getloadavg()[0]:.2f}"
+
+    with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_convert_") as tmp:
+        folder = Path(tmp) / "videos"
+        folder.mkdir()
+        files = [folder / f"clip_{i:03d}.mp4" for i in range(args.videos)]
+        for i, file in enumerate(files):
+            write_h264(file, args.frames, size, seed=i)
+        total = args.videos * args.frames
+
+        decode_fps, frames = decode_rate(files)
+        floor_fps = pillow_webp_rate(frames, args.quality)
+        # Best of N, the settings interleaved, so a burst of load elsewhere on the machine
+        # does not land on one setting only. "cold": convert_videos starts its own pool
+        # (each spawned worker imports hf_lvf, PyAV and lance first, about a second);
+        # "warm": the same conversion on an already started pool passed as executor=.
+        rates = {(mode, n): 0.0 for mode in ("cold", "warm") for n in (1, 2)}
+        busy = {}  # cold runs: CPU seconds of parent + workers per wall second
+        pools = {n: _started_pool(n) for n in (1, 2)}
+        try:
+            for r in range(args.repeats):
+                for mode, n in rates:
+                    root = Path(tmp) / f"root_{mode}_{n}_{r}"
+                    cpu_before = _cpu_seconds()
+                    summary = convert_videos(
+                        folder,
+                        root,
+                        quality=args.quality,
+                        workers=n,
+                        executor=pools[n] if mode == "warm" else None,
+                        progress=False,
+                    )
+                    assert summary.num_frames == total, summary
+                    if summary.frames_per_second > rates[mode, n]:
+                        rates[mode, n] = summary.frames_per_second
+                        # A cold pool's workers have exited, so their CPU time is counted.
+                        busy[mode, n] = (_cpu_seconds() - cpu_before) / summary.seconds
+        finally:
+            for pool in pools.values():
+                pool.shutdown()
+
+    print(f"{args.videos} H.264 videos x {args.frames} frames, {args.size}, quality {args.quality}")
+    print(f"load average before: {load_before}, after: {os.getloadavg()[0]:.2f} ({_cores()} cores)")
+    print(f"{'PyAV decode + RGB (1 thread)':<40} {decode_fps:8.0f} frames/s")
+    print(f"{'Pillow WebP encode (1 core): the floor':<40} {floor_fps:8.0f} frames/s")
+    for (mode, n), fps in rates.items():
+        label = f"convert_videos, {n} worker{'s' if n > 1 else ''}, {mode} pool"
+        note = f", {busy[mode, n]:.2f} cores busy" if mode == "cold" else ""
+        print(
+            f"{label:<40} {fps:8.0f} frames/s  ({fps / (n * floor_fps):.2f} x floor/worker{note})"
+        )
+    for mode in ("cold", "warm"):
+        label = f"speed-up 2 vs 1 worker, {mode} pool"
+        print(f"{label:<40} {rates[mode, 2] / rates[mode, 1]:8.2f} x")
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process and of its exited children."""
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _warm_up() -> int:
+    import lance  # noqa: F401
+
+    import hf_lvf.convert  # noqa: F401
+
+    time.sleep(0.5)  # keep this worker busy so the pool starts the others
+    return os.getpid()
+
+
+def _started_pool(workers: int) -> ProcessPoolExecutor:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    pids = {f.result() for f in [pool.submit(_warm_up) for _ in range(2 * workers)]}
+    assert len(pids) == workers, pids
+    return pool
+
+
+if __name__ == "__main__":
+    main()
