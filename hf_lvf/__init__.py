@@ -1,6 +1,10 @@
 """hf_lvf: lance-video-frames roots as fixed-length frame windows for Hugging Face and PyTorch."""
 
+from ._feature import WindowVideo
 from ._version import __version__
+from .builder import HfLvfConfig
+from .card import build_card
+from .convert import ConversionSummary, convert_videos
 from .errors import (
     ForkSafetyError,
     FrameDecodeError,
@@ -8,23 +12,36 @@ from .errors import (
     LayoutError,
     LVFError,
     RootNotFoundError,
+    SkippedVideoWarning,
+    VideoDecodeError,
 )
+from .hub import push_to_hub
 from .layout import VideoInfo, read_layout
+from .loader import safe_dataloader
 from .plan import WindowParams
 from .windows import VideoWindows
 from .writer import write_frames
 
 __all__ = [
+    "ConversionSummary",
     "ForkSafetyError",
     "FrameDecodeError",
+    "HfLvfConfig",
     "HubError",
     "LVFError",
     "LayoutError",
     "RootNotFoundError",
+    "SkippedVideoWarning",
+    "VideoDecodeError",
     "VideoInfo",
     "VideoWindows",
     "WindowParams",
+    "WindowVideo",
     "__version__",
+    "build_card",
+    "convert_videos",
+    "push_to_hub",
     "read_layout",
+    "safe_dataloader",
     "write_frames",
 ]

@@ -52,7 +52,95 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _demo_extras(root: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
     """More rows for the demo table, from the front ends built on the core."""
-    return []
+    import datasets
+    import numpy as np
+
+    from .windows import VideoWindows
+
+    params = {"window_length": args.window_length, "hop_size": args.hop_size}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hf_lvf_demo_cache_") as cache_dir:
+        for streaming in (True, False):
+            started = time.perf_counter()
+            ds = datasets.load_dataset(
+                "hf_lvf",
+                data_dir=str(root),
+                split="train",
+                streaming=streaming,
+                cache_dir=cache_dir,
+                **params,
+            )
+            if not streaming:
+                ds = ds.with_format("numpy")
+            load_s = time.perf_counter() - started
+            core = VideoWindows(root, **params).iter_samples()
+            same, count, read_s = True, 0, 0.0
+            started = time.perf_counter()
+            for row in ds if streaming else (ds[i] for i in range(len(ds))):
+                read_s += time.perf_counter() - started
+                want = next(core)
+                same &= bool(np.array_equal(row["video"], want["video"]))
+                same &= int(row["sample_idx"]) == want["sample_idx"]
+                count += 1
+                started = time.perf_counter()
+            same &= next(core, None) is None
+            mode = "streaming" if streaming else "map-style, numpy"
+            rows.append(
+                (
+                    f"load_dataset ({mode}) windows/s",
+                    f"{count / read_s:.1f} (load {load_s:.2f} s; windows equal the core's: "
+                    f"{'yes' if same else 'NO'})",
+                )
+            )
+    return rows
+
+
+def _convert(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .convert import convert_videos
+    from .errors import SkippedVideoWarning
+
+    with warnings.catch_warnings():
+        # The summary lists the skipped files; no need to print each warning too.
+        warnings.simplefilter("ignore", SkippedVideoWarning)
+        try:
+            summary = convert_videos(
+                args.inputs,
+                args.root,
+                quality=args.quality,
+                resize=args.resize,
+                fps=args.fps,
+                workers=args.workers,
+                on_error=args.on_error,
+                overwrite=args.overwrite,
+                progress=not args.no_progress,
+            )
+        except KeyboardInterrupt:
+            print("hf-lvf: interrupted; nothing was written", file=sys.stderr)
+            return 130
+    rows = [
+        ("root", str(summary.root)),
+        ("videos", str(summary.num_videos)),
+        ("frames", str(summary.num_frames)),
+        ("skipped", str(summary.n_skipped)),
+        ("time", f"{summary.seconds:.2f} s"),
+        ("frames/s", f"{summary.frames_per_second:.1f}"),
+    ]
+    width_col = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width_col}}  {value}")
+    for item in summary.skipped:
+        print(f"  skipped {item.path}: {item.reason}")
+    return 0
+
+
+def _resize(text: str) -> int | tuple[int, int]:
+    """``N`` (shorter side) or ``HxW`` (exact)."""
+    try:
+        return int(text)
+    except ValueError:
+        return _frame_size(text)
 
 
 def _frame_size(text: str) -> tuple[int, int]:
@@ -61,6 +149,60 @@ def _frame_size(text: str) -> tuple[int, int]:
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"expected HxW such as 64x64, got {text!r}") from err
     return height, width
+
+
+def _card_options(args: argparse.Namespace) -> dict:
+    return {
+        "license": args.license,
+        "pretty_name": args.pretty_name,
+        "window_length": args.window_length,
+        "frame_skip": args.frame_skip,
+        "hop_size": args.hop_size,
+    }
+
+
+def _push(args: argparse.Namespace) -> int:
+    from .hub import push_to_hub
+
+    commit = push_to_hub(
+        args.root,
+        args.repo_id,
+        path_in_repo=args.path_in_repo,
+        revision=args.revision,
+        private=True if args.private else None,
+        token=args.token,
+        commit_message=args.commit_message,
+        card_options=_card_options(args),
+    )
+    print(f"commit  {commit.oid}")
+    print(f"url     {commit.commit_url}")
+    return 0
+
+
+def _card(args: argparse.Namespace) -> int:
+    from .card import write_card
+
+    written = write_card(
+        args.root,
+        args.output,
+        repo_id=args.repo_id,
+        path_in_repo=args.path_in_repo,
+        preview=not args.no_preview,
+        **_card_options(args),
+    )
+    print(f"card     {written.card}")
+    if written.preview is not None:
+        print(f"preview  {written.preview}")
+    return 0
+
+
+def _add_card_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("dataset card")
+    group.add_argument("--license", help="Hub license id, e.g. cc-by-4.0 (default: kept/unknown)")
+    group.add_argument("--pretty-name", help="the card's title")
+    group.add_argument("--window-length", type=int, help="frames per sample in the load code (16)")
+    group.add_argument("--frame-skip", type=int, help="frames skipped inside a sample (0)")
+    group.add_argument("--hop-size", type=int, help="frames between sample starts (window length)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,6 +218,60 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--window-length", type=int, default=16)
     demo.add_argument("--hop-size", type=int, default=4)
     demo.set_defaults(func=_demo)
+
+    convert = sub.add_parser(
+        "convert",
+        help="convert video files (or a videofolder-style folder) to a new root",
+        description="Convert video files to a new lance-video-frames root. INPUT is a file, a "
+        "glob pattern or a folder (class sub-folders become a label; metadata.csv/jsonl with a "
+        "file_name column adds per-video fields).",
+    )
+    convert.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or folders")
+    convert.add_argument("root", metavar="ROOT", help="the root folder to create")
+    convert.add_argument("--quality", type=int, default=65, help="WebP quality 0-100 (65)")
+    convert.add_argument(
+        "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
+    )
+    convert.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
+    convert.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: 1 per core; 0: none)"
+    )
+    convert.add_argument(
+        "--on-error", choices=("skip", "raise"), default="skip", help="for unreadable files"
+    )
+    convert.add_argument("--overwrite", action="store_true", help="replace an existing ROOT")
+    convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    convert.set_defaults(func=_convert)
+
+    push = sub.add_parser(
+        "push",
+        help="publish a root and its dataset card to a Hub dataset repo, in one commit",
+        description="Publish ROOT to the dataset repo REPO_ID (created if needed) with a "
+        "generated dataset card and preview picture, in one commit.",
+    )
+    push.add_argument("root", metavar="ROOT", help="the local root folder")
+    push.add_argument("repo_id", metavar="REPO_ID", help="namespace/name of the dataset repo")
+    push.add_argument("--path-in-repo", help="folder of the repo to put the root in (default: top)")
+    push.add_argument("--revision", help="branch to commit to (default: main)")
+    push.add_argument("--private", action="store_true", help="create the repo private")
+    push.add_argument("--token", help="Hub token with write access (default: HF_TOKEN / login)")
+    push.add_argument("--commit-message", help="the commit's title")
+    _add_card_arguments(push)
+    push.set_defaults(func=_push)
+
+    card = sub.add_parser(
+        "card",
+        help="write the dataset card (README.md) of a root and its preview picture",
+        description="Write the dataset card of ROOT and its preview picture beside it. The "
+        "user-written sections of an existing card at the output path are kept.",
+    )
+    card.add_argument("root", metavar="ROOT", help="the root (a folder or hf://datasets/...)")
+    card.add_argument("-o", "--output", default="README.md", help="the card's path (README.md)")
+    card.add_argument("--repo-id", help="the dataset repo the load code names")
+    card.add_argument("--path-in-repo", help="the root's folder in that repo (default: top)")
+    card.add_argument("--no-preview", action="store_true", help="no preview picture")
+    _add_card_arguments(card)
+    card.set_defaults(func=_card)
     return parser
 
 

@@ -180,7 +180,16 @@ class VideoWindows:
                 )
             frame_size = (int(distinct[0][0]), int(distinct[0][1]))
         self._out_size = frame_size
-        self._reader = FrameReader(layout, self._storage_options)
+        reader_layout, reader_options = layout, self._storage_options
+        if layout.uri.startswith("hf://"):
+            # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
+            import dataclasses
+
+            from .hub import lance_location
+
+            uri, reader_options = lance_location(layout.uri, self._storage_options)
+            reader_layout = dataclasses.replace(layout, uri=uri)
+        self._reader = FrameReader(reader_layout, reader_options)
         self._cache = (_EMPTY_ROWS, None)
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
@@ -349,6 +358,26 @@ class VideoWindows:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.iter_samples()
+
+    def to_iterable_dataset(
+        self, shuffle: bool = False, seed: int | None = None, num_shards: int | None = None
+    ) -> datasets.IterableDataset:
+        """These windows as a ``datasets.IterableDataset`` with the same :attr:`features`.
+
+        Args:
+            shuffle: read in a full permutation of all windows, a new one each epoch
+                (``set_epoch``), instead of in order.
+            seed: seed of the permutation; the same ``(seed, epoch)`` gives the same order.
+            num_shards: contiguous slices of the order handed to DataLoader workers and
+                nodes; default: a power of two up to 64 with >= 8 windows each.
+
+        Example:
+            >>> ds = w.to_iterable_dataset(shuffle=True, seed=0)  # doctest: +SKIP
+            >>> ds.set_epoch(1); next(iter(ds))["sample_idx"]      # doctest: +SKIP
+        """
+        from .iterable import to_iterable_dataset
+
+        return to_iterable_dataset(self, shuffle=shuffle, seed=seed, num_shards=num_shards)
 
     def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         # Before the frame cache: a forked child must fail on every read, not only on a miss.
