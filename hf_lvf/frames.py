@@ -10,15 +10,17 @@ a forked child of a process that already opened one raises
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from .errors import ForkSafetyError, LayoutError
 from .layout import RootLayout, check_row_count
+
+T = TypeVar("T")
 
 FRAME_SCHEMA = pa.schema(
     [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
@@ -28,11 +30,19 @@ FRAME_SCHEMA = pa.schema(
 _lance_opened_by_pid: int | None = None
 
 
+def _enter_lance(uri: str) -> None:
+    """Call before any use of lance: refuse in a fork of a lance user, else note the use."""
+    global _lance_opened_by_pid
+    check_fork_safe(uri)
+    if _lance_opened_by_pid is None:
+        _lance_opened_by_pid = os.getpid()
+
+
 def check_fork_safe(uri: str) -> None:
     """Raise :class:`ForkSafetyError` if this process is a fork of one that used lance."""
     if _lance_opened_by_pid is not None and _lance_opened_by_pid != os.getpid():
         raise ForkSafetyError(
-            f"cannot read {uri!r}: this process (pid {os.getpid()}) was forked from pid "
+            f"cannot use lance on {uri!r}: this process (pid {os.getpid()}) was forked from pid "
             f"{_lance_opened_by_pid}, which had already opened a Lance dataset, and pylance is "
             "not fork-safe (the child may hang or crash). Start worker processes with the "
             "'spawn' or 'forkserver' method, e.g. DataLoader(..., multiprocessing_context="
@@ -61,12 +71,9 @@ class FrameReader:
         if self._ds is not None and self._pid == os.getpid():
             return self._ds
         uri = self._layout.uri
-        check_fork_safe(uri)
+        _enter_lance(uri)
         import lance
 
-        global _lance_opened_by_pid
-        if _lance_opened_by_pid is None:
-            _lance_opened_by_pid = os.getpid()
         try:
             ds = lance.dataset(uri, storage_options=self._storage_options or None)
         except (OSError, ValueError, RuntimeError) as err:
@@ -94,20 +101,21 @@ class FrameReader:
         return table.column("bytes").to_pylist()
 
 
-def write_frame_table(batches: pa.RecordBatchReader, folder: os.PathLike[str] | str) -> None:
-    """Write a stream of frame-schema batches as a new Lance dataset at ``folder``."""
+def write_frame_table(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> None:
+    """Write a stream of frame-schema batches as a new Lance dataset at ``folder``.
+
+    If ``batches`` raises, the original exception propagates (not lance's wrapper).
+    """
     import lance
 
-    lance.write_dataset(batches, str(folder), schema=FRAME_SCHEMA, mode="create")
+    _enter_lance(str(folder))
+    _write_from(
+        batches,
+        lambda reader: lance.write_dataset(reader, str(folder), schema=FRAME_SCHEMA, mode="create"),
+    )
 
 
 # --- writing fragments: conversion workers write them, the parent commits them once ---
-
-
-def _note_lance_use() -> None:
-    global _lance_opened_by_pid
-    if _lance_opened_by_pid is None:
-        _lance_opened_by_pid = os.getpid()
 
 
 def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> list[Any]:
@@ -124,19 +132,13 @@ def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] 
     """
     import lance
 
-    _note_lance_use()
-    errors: list[BaseException] = []
-    reader = pa.RecordBatchReader.from_batches(FRAME_SCHEMA, _capture(batches, errors))
-    try:
-        fragments = lance.fragment.write_fragments(
+    _enter_lance(str(folder))
+    fragments = _write_from(
+        batches,
+        lambda reader: lance.fragment.write_fragments(
             reader, str(folder), schema=FRAME_SCHEMA, mode="create"
-        )
-    except Exception:
-        if errors:  # lance wraps a reader's exception in an OSError; surface the original
-            raise errors[0] from None
-        raise
-    if errors:
-        raise errors[0]
+        ),
+    )
     return list(fragments)
 
 
@@ -151,7 +153,7 @@ def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -
     """
     import lance
 
-    _note_lance_use()
+    _enter_lance(str(folder))
     if not fragments:
         raise ValueError("cannot commit a dataset with no fragments")
     operation = lance.LanceOperation.Overwrite(FRAME_SCHEMA, list(fragments))
@@ -163,9 +165,24 @@ def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -
             path.unlink()
 
 
-def _capture(batches: Iterable[pa.RecordBatch], errors: list[BaseException]):
+def _write_from(batches: Iterable[pa.RecordBatch], write: Callable[[pa.RecordBatchReader], T]) -> T:
+    """``write(reader over batches)``, re-raising an error of ``batches`` itself rather than
+    the OSError lance wraps it in."""
+    errors: list[BaseException] = []
+
+    def capture() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from batches
+        except BaseException as err:
+            errors.append(err)
+            raise
+
     try:
-        yield from batches
-    except BaseException as err:
-        errors.append(err)
+        result = write(pa.RecordBatchReader.from_batches(FRAME_SCHEMA, capture()))
+    except Exception:
+        if errors:
+            raise errors[0] from None
         raise
+    if errors:
+        raise errors[0]
+    return result

@@ -389,10 +389,14 @@ class VideoWindows:
             empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
             return empty, video_idx, start_frame, frame_indices
         rows = self._start_rows[video_idx][:, None] + frame_indices
-        unique_rows, inverse = np.unique(rows, return_inverse=True)
-        inverse = inverse.reshape(rows.shape)
+        flat_rows = rows.reshape(-1)
+        # Each distinct row is decoded once, straight into the first place the batch needs it
+        # (first_pos); later places that need the same row copy it from there.
+        unique_rows, first_pos, inverse = np.unique(
+            flat_rows, return_index=True, return_inverse=True
+        )
         height, width = self._out_size
-        frames = np.empty((len(unique_rows), height, width, 3), np.uint8)
+        out = np.empty((flat_rows.size, height, width, 3), np.uint8)
 
         # Frames of the previous read's last window: a sequential pass decodes each frame once.
         cached_rows, cached_frames = self._cache
@@ -400,13 +404,18 @@ class VideoWindows:
         if cached_rows.size:
             pos = np.minimum(np.searchsorted(cached_rows, unique_rows), cached_rows.size - 1)
             hit = cached_rows[pos] == unique_rows
-            frames[hit] = cached_frames[pos[hit]]
+            out[first_pos[hit]] = cached_frames[pos[hit]]
             todo = np.flatnonzero(~hit)
         if todo.size:
-            self._decode(unique_rows[todo], frames, todo)
-        last = inverse[-1]
-        self._cache = (unique_rows[last], frames[last])
-        return frames[inverse], video_idx, start_frame, frame_indices
+            self._decode(unique_rows[todo], out, first_pos[todo])
+        source = first_pos[inverse.reshape(-1)]
+        # Frame by frame: a fancy-indexed copy would first gather every repeat into a temporary.
+        for target in np.flatnonzero(source != np.arange(flat_rows.size)).tolist():
+            out[target] = out[source[target]]
+        out = out.reshape(*rows.shape, height, width, 3)
+        # A copy, so the cache does not keep the whole batch alive.
+        self._cache = (rows[-1].copy(), out[-1].copy())
+        return out, video_idx, start_frame, frame_indices
 
     def _decode(self, rows: np.ndarray, out: np.ndarray, targets: np.ndarray) -> None:
         blobs = self._reader.read(rows)

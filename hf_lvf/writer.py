@@ -302,26 +302,9 @@ def write_frames(
             if not entries:
                 raise ValueError("videos is empty: a root needs at least one video")
 
-        errors: list[BaseException] = []
-        reader = pa.RecordBatchReader.from_batches(FRAME_SCHEMA, _capture(batches(), errors))
-        try:
-            write_frame_table(reader, scratch)
-        except Exception:
-            if errors:  # lance wraps a reader's exception; surface the original
-                raise errors[0] from None
-            raise
-        if errors:
-            raise errors[0]
+        write_frame_table(batches(), scratch)
         write_metadata(scratch, build_metadata(entries, quality=quality, lineage=lineage))
     return Path(root).absolute()
-
-
-def _capture(batches: Iterator[pa.RecordBatch], errors: list[BaseException]):
-    try:
-        yield from batches
-    except BaseException as err:
-        errors.append(err)
-        raise
 
 
 def _unpack(video: Any, video_id: int) -> tuple[str, Iterable[Any], Mapping[str, Any] | None]:

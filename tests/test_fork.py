@@ -66,7 +66,7 @@ def test_fork_after_read_refuses_at_once(root):
         assert outcome is not None, "a forked child read through lance"
         name, is_fork_error, message = outcome
         assert (name, is_fork_error) == ("ForkSafetyError", True)
-        assert f"cannot read {str(root)!r}" in message
+        assert f"cannot use lance on {str(root)!r}" in message
         assert "'spawn' or 'forkserver'" in message
     assert len(w[1]["video"]) == 2  # the parent is unaffected
 
