@@ -9,6 +9,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
+from _compat import needs_endpoint_validation
 from _loading import assert_rows_equal, core_samples
 from hub_server import HubServer
 from huggingface_hub import DatasetCard, HfApi
@@ -220,6 +221,7 @@ def test_download_root_into_the_cache(hub: HubServer, roots):
     assert not hub.requests_matching("/resolve/", method="GET")  # once per commit
 
 
+@needs_endpoint_validation
 def test_card_only_update_keeps_the_user_text(hub: HubServer, roots):
     push_to_hub(roots["v1"], REPO, token=hub.token, card_options={"license": "cc-by-4.0"})
     text = hub.read_file(REPO, "README.md").decode()

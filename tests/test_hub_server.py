@@ -16,6 +16,7 @@ from pathlib import Path
 import lance
 import pyarrow as pa
 import pytest
+from _compat import needs_endpoint_validation
 from hub_server import HubServer
 from huggingface_hub import (
     DatasetCard,
@@ -315,6 +316,7 @@ def test_hffs_range_reads(hub: HubServer, api: HfApi, repo: str) -> None:
     assert excinfo.value.code == 416
 
 
+@needs_endpoint_validation
 def test_dataset_card_push_and_load(hub: HubServer, repo: str) -> None:
     card = DatasetCard("---\nlicense: apache-2.0\ntags:\n- video\n---\n\n# Frames\n\nHello.\n")
     card.push_to_hub(repo, token=hub.token, repo_type="dataset")
