@@ -68,6 +68,8 @@ logger = logging.getLogger(__name__)
 BUILDER_NAME = "hf_lvf"
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _SPLIT_ORDER = ("train", "validation", "test")
+# Map-style rows are built this many at a time, so a huge shard never sits in memory whole.
+_REFERENCE_CHUNK = 1024
 
 
 @dataclass(kw_only=True)
@@ -277,23 +279,16 @@ _MISSING_DATA = (
 
 
 def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Iterator[dict[str, Any]]:
-    """Map-style rows: what identifies each window, no pixels."""
-    plan = view.plan
-    video_idx, start_frame = plan.locate(indices)
-    frame_indices = plan.frame_indices(start_frame).tolist()
-    videos = view.videos
-    for b, (v, start) in enumerate(zip(video_idx.tolist(), start_frame.tolist(), strict=True)):
-        info = videos[v]
-        row = {
-            "video": {"root": root, "video_idx": v, "start_frame": start},
-            "video_idx": v,
-            "filename": info.path,
-            "start_frame": start,
-            "frame_indices": frame_indices[b],
-            "sample_idx": int(indices[b]),
-        }
-        row.update(info.metadata)
-        yield row
+    """Map-style rows: what identifies each window, no pixels (built a chunk at a time)."""
+    for lo in range(0, len(indices), _REFERENCE_CHUNK):
+        chunk = indices[lo : lo + _REFERENCE_CHUNK]
+        video_idx, start_frame = view.plan.locate(chunk)
+        references = [
+            {"root": root, "video_idx": v, "start_frame": start}
+            for v, start in zip(video_idx.tolist(), start_frame.tolist(), strict=True)
+        ]
+        frame_indices = view.plan.frame_indices(start_frame)
+        yield from view._samples(chunk, video_idx, start_frame, frame_indices, references)
 
 
 # One reading view per root and parameters per process: opened lazily where the frames are read,

@@ -312,17 +312,31 @@ class VideoWindows:
         if idx.size == 0:
             return []
         video, video_idx, start_frame, frame_indices = self._read(idx)
+        return self._samples(idx, video_idx, start_frame, frame_indices, video)
+
+    def _samples(
+        self,
+        idx: np.ndarray,
+        video_idx: np.ndarray,
+        start_frame: np.ndarray,
+        frame_indices: np.ndarray,
+        video: Sequence[Any],
+    ) -> list[dict[str, Any]]:
+        """Sample dicts in FORMAT.md's key order; ``video[b]`` is the value of their ``video``
+        (pixels here, a reference in the map-style builder). Missing metadata is ``None``."""
         videos = self._layout.videos
         names = tuple(self._fields)
         samples = []
-        for b in range(len(idx)):
-            info = videos[int(video_idx[b])]
+        for b, (v, start, frames) in enumerate(
+            zip(video_idx.tolist(), start_frame.tolist(), frame_indices.tolist(), strict=True)
+        ):
+            info = videos[v]
             sample = {
                 "video": video[b],
-                "video_idx": info.video_idx,
+                "video_idx": v,
                 "filename": info.path,
-                "start_frame": int(start_frame[b]),
-                "frame_indices": frame_indices[b].tolist(),
+                "start_frame": start,
+                "frame_indices": frames,
                 "sample_idx": int(idx[b]),
             }
             for name in names:
