@@ -40,6 +40,7 @@ import numpy as np
 
 from .errors import SkippedVideoWarning, VideoDecodeError
 from .frames import commit_fragments, write_fragments
+from .layout import VideoInfo
 from .writer import (
     atomic_root,
     build_metadata,
@@ -909,22 +910,22 @@ def _entries(converted: list[_Result], sources: list[_Source]) -> list[dict[str,
     for result in converted:
         source = sources[result.video_id]
         entries.append(
-            {
-                "id": result.video_id,
-                "key": source.key,
-                "path": source.path,
-                "checksum": result.checksum,
-                "T": result.num_frames,
-                "H": result.height,
-                "W": result.width,
-                "start_row": start_row,
+            VideoInfo(
+                video_idx=len(entries),
+                id=result.video_id,
+                key=source.key,
+                path=source.path,
+                checksum=result.checksum,
+                num_frames=result.num_frames,
+                height=result.height,
+                width=result.width,
+                start_row=start_row,
                 # "fps" is the rate of the stored frames (the target fps, or the source's
                 # average rate): samples carry it, and frame_idx / fps is a time in seconds.
-                "metadata": {**source.metadata, "fps": result.fps},
+                metadata={**source.metadata, "fps": result.fps},
                 # Extra entry fields (FORMAT.md keeps unknown fields): provenance.
-                "source_fps": result.source_fps,
-                "codec": result.codec,
-            }
+                extra={"source_fps": result.source_fps, "codec": result.codec},
+            ).to_json()
         )
         start_row += result.num_frames
     return entries

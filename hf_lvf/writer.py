@@ -25,7 +25,7 @@ import pyarrow as pa
 from ._version import __version__
 from .decode import encode_webp
 from .frames import FRAME_SCHEMA, write_frame_table
-from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS
+from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
 
 logger = logging.getLogger(__name__)
 
@@ -286,17 +286,17 @@ def write_frames(
                     raise ValueError(f"video {key!r} has no frames")
                 height, width = seen["size"]
                 entries.append(
-                    {
-                        "id": video_id,
-                        "key": key,
-                        "path": key,
-                        "checksum": None,
-                        "T": seen["T"],
-                        "H": height,
-                        "W": width,
-                        "start_row": start_row,
-                        "metadata": meta,
-                    }
+                    VideoInfo(
+                        video_idx=len(entries),
+                        id=video_id,
+                        key=key,
+                        path=key,
+                        num_frames=seen["T"],
+                        height=height,
+                        width=width,
+                        start_row=start_row,
+                        metadata=meta,
+                    ).to_json()
                 )
                 start_row += seen["T"]
             if not entries:
