@@ -40,7 +40,7 @@ from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
 
 from .plan import WindowParams
-from .windows import VideoWindows
+from .windows import VideoWindows, process_view
 
 _REFERENCE_FIELDS = ("root", "video_idx", "start_frame")
 _FINGERPRINT_SAMPLES = 4096
@@ -278,29 +278,24 @@ def _list_array_to_windows(storage: pa.Array, shape: tuple[int, ...] | None) -> 
 
 # --- per-process state: one decoding view per (root, params, size), recent fingerprints ---
 
-_views: dict[tuple, VideoWindows] = {}
 _recent: OrderedDict[int, list[tuple]] = OrderedDict()
 _recent_pid: int | None = None
 
 
 def _decoder(uri: str, params: WindowParams, size: tuple[int, int]) -> VideoWindows:
     """The view that decodes references into ``uri`` in this process (opened lazily)."""
-    key = (os.getpid(), uri, params, tuple(size))
-    view = _views.get(key)
-    if view is None:
-        # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
-        # whatever hop_size and min_video_frames the references were made with.
-        view = VideoWindows(
+    # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
+    # whatever hop_size and min_video_frames the references were made with.
+    return process_view(
+        ("decode", uri, params, tuple(size)),
+        lambda: VideoWindows(
             uri,
             window_length=params.window_length,
             frame_skip=params.frame_skip,
             hop_size=1,
             frame_size=tuple(size),
-        )
-        if any(k[0] != key[0] for k in _views):
-            _views.clear()  # inherited from a parent process: never reuse its handles
-        _views[key] = view
-    return view
+        ),
+    )
 
 
 def _window_index(view: VideoWindows, uri: str, video_idx: int, start_frame: int) -> int:

@@ -61,7 +61,7 @@ from .iterable import (
 )
 from .layout import METADATA_FILENAME, SAMPLE_KEYS, RootLayout, read_layout
 from .plan import WindowParams
-from .windows import VideoWindows, check_frame_size, metadata_fields
+from .windows import VideoWindows, check_frame_size, metadata_fields, process_view
 
 logger = logging.getLogger(__name__)
 
@@ -293,31 +293,19 @@ def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Itera
 
 # One reading view per root and parameters per process: opened lazily where the frames are read,
 # kept so that consecutive shards of a worker reuse the frames they share.
-_stream_views: dict[tuple, VideoWindows] = {}
-
-
 def _view(
     layout: RootLayout,
     params: WindowParams,
     frame_size: tuple[int, int] | None,
     storage_options: Mapping[str, str] | None,
 ) -> VideoWindows:
-    key = (
-        os.getpid(),
-        layout.uri,
-        params,
-        frame_size,
-        tuple(sorted((storage_options or {}).items())),
-    )
-    view = _stream_views.get(key)
-    if view is None:
-        if any(k[0] != key[0] for k in _stream_views):
-            _stream_views.clear()  # inherited from a parent process: never reuse its handles
-        view = VideoWindows.from_layout(
+    key = ("stream", layout.uri, params, frame_size, tuple(sorted((storage_options or {}).items())))
+    return process_view(
+        key,
+        lambda: VideoWindows.from_layout(
             layout, params, frame_size=frame_size, storage_options=storage_options or None
-        )
-        _stream_views[key] = view
-    return view
+        ),
+    )
 
 
 # --- finding roots --------------------------------------------------------------------------

@@ -8,7 +8,8 @@ read per batch -> decode each needed frame once -> samples.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     import datasets
 
 _EMPTY_ROWS = np.empty(0, np.int64)
+# Views kept per process by the front ends (see process_view), with the pid that made them.
+_process_views: dict[tuple, VideoWindows] = {}
+_process_views_pid: int | None = None
 
 
 def check_frame_size(frame_size: object) -> tuple[int, int] | None:
@@ -452,3 +456,20 @@ class VideoWindows:
             describe=describe,
             threads=self._decode_threads,
         )
+
+
+def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
+    """The view stored under ``key`` in this process, made by ``make()`` on first use.
+
+    Front ends that decode row by row keep one view per root and parameters, so the
+    Lance handle and the frame cache carry over between rows. Views inherited through
+    a fork are dropped, never reused: their handles belong to the parent.
+    """
+    global _process_views_pid
+    if _process_views_pid != os.getpid():
+        _process_views.clear()
+        _process_views_pid = os.getpid()
+    view = _process_views.get(key)
+    if view is None:
+        view = _process_views[key] = make()
+    return view
