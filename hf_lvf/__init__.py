@@ -15,10 +15,10 @@ from .errors import (
     SkippedVideoWarning,
     VideoDecodeError,
 )
-from .hub import push_to_hub
 from .layout import VideoInfo, read_layout
 from .loader import safe_dataloader
 from .plan import WindowParams
+from .publish import push_card, push_to_hub
 from .windows import VideoWindows
 from .writer import write_frames
 
@@ -40,6 +40,7 @@ __all__ = [
     "__version__",
     "build_card",
     "convert_videos",
+    "push_card",
     "push_to_hub",
     "read_layout",
     "safe_dataloader",

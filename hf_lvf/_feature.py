@@ -26,9 +26,8 @@ Two pieces of glue make the decoded value behave:
 from __future__ import annotations
 
 import os
-import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,11 +35,10 @@ import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets.formatting.np_formatter import NumpyFormatter
-from datasets.formatting.torch_formatter import TorchFormatter
 
+from ._datasets import register_window_feature
 from .plan import WindowParams
-from .windows import VideoWindows, process_view
+from .windows import VideoWindows
 
 _REFERENCE_FIELDS = ("root", "video_idx", "start_frame")
 _FINGERPRINT_SAMPLES = 4096
@@ -278,8 +276,28 @@ def _list_array_to_windows(storage: pa.Array, shape: tuple[int, ...] | None) -> 
 
 # --- per-process state: one decoding view per (root, params, size), recent fingerprints ---
 
+# Views kept per process by the front ends (see process_view), with the pid that made them.
+_process_views: dict[tuple, VideoWindows] = {}
+_process_views_pid: int | None = None
 _recent: OrderedDict[int, list[tuple]] = OrderedDict()
 _recent_pid: int | None = None
+
+
+def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
+    """The view stored under ``key`` in this process, made by ``make()`` on first use.
+
+    Front ends that decode row by row keep one view per root and parameters, so the
+    Lance handle and the frame cache carry over between rows. Views inherited through
+    a fork are dropped, never reused: their handles belong to the parent.
+    """
+    global _process_views_pid
+    if _process_views_pid != os.getpid():
+        _process_views.clear()
+        _process_views_pid = os.getpid()
+    view = _process_views.get(key)
+    if view is None:
+        view = _process_views[key] = make()
+    return view
 
 
 def _decoder(uri: str, params: WindowParams, size: tuple[int, int]) -> VideoWindows:
@@ -337,83 +355,9 @@ def _recalled(pixels: np.ndarray) -> list[tuple]:
     return list(_recent.get(_fingerprint(pixels), ()))
 
 
-# --- formatters: keep WindowVideo columns in their dtype ----------------------------
-
-
-def _window_columns(features: datasets.Features | None) -> frozenset[str]:
-    if not features:
-        return frozenset()
-    return frozenset(
-        name for name, f in features.items() if isinstance(f, WindowVideo) and f.decode
-    )
-
-
-class _KeepWindows:
-    """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
-
-    features: datasets.Features | None
-
-    def _keep(self, value: Any) -> Any:
-        raise NotImplementedError
-
-    def recursive_tensorize(self, data_struct: Any) -> Any:
-        names = _window_columns(self.features)
-        if not names or not isinstance(data_struct, dict) or not names & data_struct.keys():
-            return super().recursive_tensorize(data_struct)
-        kept = {k: self._keep(v) for k, v in data_struct.items() if k in names}
-        out = super().recursive_tensorize({k: v for k, v in data_struct.items() if k not in names})
-        return {k: kept[k] if k in kept else out[k] for k in data_struct}
-
-    def format_column(self, pa_table: pa.Table) -> Any:
-        name = pa_table.column_names[0]
-        if name not in _window_columns(self.features):
-            return super().format_column(pa_table)
-        column = self.numpy_arrow_extractor().extract_column(pa_table)
-        column = self.python_features_decoder.decode_column(column, name)
-        return self._consolidate(self._keep(list(column)))
-
-
-class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
-    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8)."""
-
-    def _keep(self, value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            return np.asarray(value, **self.np_array_kwargs)
-        if isinstance(value, list):
-            return [self._keep(v) for v in value]
-        return value
-
-
-class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
-    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy)."""
-
-    def _keep(self, value: Any) -> Any:
-        import torch
-
-        if isinstance(value, np.ndarray):
-            if self.torch_tensor_kwargs:
-                return torch.as_tensor(value, **self.torch_tensor_kwargs)
-            return torch.from_numpy(value)
-        if isinstance(value, list):
-            return [self._keep(v) for v in value]
-        return value
-
-
 def register() -> None:
     """Register ``WindowVideo`` and the window-aware formatters with ``datasets`` (idempotent)."""
-    from datasets import formatting
-
-    feature_types = datasets.features.features._FEATURE_TYPES
-    if feature_types.get("WindowVideo") is not WindowVideo:
-        with warnings.catch_warnings():  # "register_feature is experimental": known, pinned
-            warnings.simplefilter("ignore", UserWarning)
-            datasets.features.features.register_feature(WindowVideo, "WindowVideo")
-    # Replace datasets' own formatters only, never one somebody else registered.
-    format_types = formatting._FORMAT_TYPES
-    if format_types.get("numpy") is NumpyFormatter:
-        format_types["numpy"] = _WindowAwareNumpyFormatter
-    if format_types.get("torch") is TorchFormatter:
-        format_types["torch"] = _WindowAwareTorchFormatter
+    register_window_feature(WindowVideo, "WindowVideo")
 
 
-__all__ = ["WindowVideo", "register"]
+__all__ = ["WindowVideo", "process_view", "register"]

@@ -33,12 +33,10 @@ opened lazily by whichever process reads frames (pylance is not fork-safe).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
-import inspect
 import logging
-import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,27 +45,27 @@ from typing import Any
 import datasets
 import numpy as np
 
-from ._feature import WindowVideo
+from ._datasets import TypedExamplesIterable, make_key, register_packaged_module
+from ._feature import WindowVideo, process_view
 from ._feature import register as _register_feature
 from ._version import __version__
-from .errors import RootNotFoundError
-from .hub import download_layouts, hub_data_dir_files, is_hub_uri, pin_data_files
-from .iterable import (
-    READ_BATCH,
-    TypedExamplesIterable,
-    _make_key,
-    default_num_shards,
-    window_ranges,
+from .iterable import READ_BATCH, default_num_shards, window_ranges
+from .layout import SAMPLE_KEYS, RootLayout, metadata_fields, read_layout
+from .location import (
+    download_root,
+    expand_data_files,
+    find_roots,
+    hub_data_dir_files,
+    is_hub_uri,
+    pin_data_files,
+    roots_of_files,
 )
-from .layout import METADATA_FILENAME, SAMPLE_KEYS, RootLayout, read_layout
-from .plan import WindowParams
-from .windows import VideoWindows, check_frame_size, metadata_fields, process_view
+from .plan import WindowParams, check_frame_size
+from .windows import VideoWindows
 
 logger = logging.getLogger(__name__)
 
 BUILDER_NAME = "hf_lvf"
-_SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
-_SPLIT_ORDER = ("train", "validation", "test")
 # Map-style rows are built this many at a time, so a huge shard never sits in memory whole.
 _REFERENCE_CHUNK = 1024
 
@@ -136,7 +134,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         """Split name -> root URIs, in order."""
         if self.config.data_files:
             splits = {
-                str(split): _roots_of_files(files, str(split))
+                str(split): roots_of_files(files, str(split))
                 for split, files in self.config.data_files.items()
             }
         elif self.config.data_dir:
@@ -211,7 +209,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         index = {layout.uri: i for i, layout in enumerate(self._layouts)}
         if not streaming:
             # Hub-hosted roots are downloaded once into the Hugging Face cache and read there.
-            self._layouts = download_layouts(self._layouts, token=self.token)
+            self._layouts = _download_layouts(self._layouts, token=self.token)
         # One builder serves both modes: pixels when streaming, references in the cache.
         self.info.features = self._features(references=not streaming)
         generators = []
@@ -268,7 +266,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             for example_idx, row in enumerate(rows):
                 for name in names:
                     row.setdefault(name, None)
-                yield _make_key(shard_id, example_idx), row
+                yield make_key(shard_id, example_idx), row
 
 
 _MISSING_DATA = (
@@ -308,91 +306,22 @@ def _view(
     )
 
 
-# --- finding roots --------------------------------------------------------------------------
+def _download_layouts(
+    layouts: Sequence[RootLayout], *, token: str | bool | None = None
+) -> tuple[RootLayout, ...]:
+    """The layouts of hub roots as layouts of their copies in the Hugging Face cache.
 
-
-def _is_root(folder: Path) -> bool:
-    return (folder / METADATA_FILENAME).is_file()
-
-
-def _sub_roots(folder: Path) -> list[Path]:
-    """``folder`` if it is a root, else the roots among its (non-hidden) sub-folders."""
-    if _is_root(folder):
-        return [folder]
-    return sorted(
-        p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and _is_root(p)
-    )
-
-
-def find_roots(data_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
-    """Split -> ``_metadata.json`` paths of the roots of a local ``data_dir``.
-
-    ``data_dir`` is a root (split ``train``), or a folder whose sub-folders are
-    the splits: each a root, or a folder of roots (read in name order).
-
-    Raises:
-        RootNotFoundError: ``data_dir`` holds no root.
-        ValueError: a split folder's name is not a valid split name.
+    What the non-streaming builder reads: each hub root is downloaded once (per commit;
+    ``@rev`` in its URI pins it) and read locally. Local roots pass unchanged.
     """
-    folder = Path(data_dir).expanduser().resolve()
-    if not folder.is_dir():
-        raise RootNotFoundError(f"data_dir {str(data_dir)!r} is not a folder")
-    if _is_root(folder):
-        return {"train": [str(folder / METADATA_FILENAME)]}
-    splits: dict[str, list[str]] = {}
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        roots = _sub_roots(sub)
-        if not roots:
+    out = []
+    for layout in layouts:
+        if not is_hub_uri(layout.uri):
+            out.append(layout)
             continue
-        if not _SPLIT_NAME.match(sub.name):
-            raise ValueError(
-                f"folder {str(sub)!r} holds roots but its name is not a valid split name "
-                f"(letters, digits, '_', dots between words)"
-            )
-        splits[sub.name] = [str(r / METADATA_FILENAME) for r in roots]
-    if not splits:
-        raise RootNotFoundError(
-            f"data_dir {str(data_dir)!r} is not a lance-video-frames root (no {METADATA_FILENAME}) "
-            "and none of its sub-folders is one or holds one (train/, validation/, test/)"
-        )
-    ordered = [s for s in _SPLIT_ORDER if s in splits] + sorted(set(splits) - set(_SPLIT_ORDER))
-    return {s: splits[s] for s in ordered}
-
-
-def _roots_of_files(files: Sequence[str], split: str) -> tuple[str, ...]:
-    roots = sorted(
-        {f.rsplit("/", 1)[0] for f in files if f.rsplit("/", 1)[-1] == METADATA_FILENAME}
-    )
-    if not roots:
-        shown = ", ".join(repr(f) for f in list(files)[:3])
-        raise RootNotFoundError(
-            f"the data files of split {split!r} ({shown}{', ...' if len(files) > 3 else ''}) hold "
-            f"no {METADATA_FILENAME}: give roots (folders) or their {METADATA_FILENAME}"
-        )
-    return tuple(roots)
-
-
-def _expand_data_files(data_files: Any, base: Path) -> Any:
-    """Local folders in ``data_files`` -> the ``_metadata.json`` of the roots in them."""
-
-    def expand(pattern: Any) -> list[Any]:
-        if not isinstance(pattern, (str, os.PathLike)) or "://" in str(pattern):
-            return [pattern]
-        path = Path(pattern).expanduser()
-        path = path if path.is_absolute() else base / path
-        if path.is_dir():
-            roots = _sub_roots(path)
-            if roots:
-                return [str(r / METADATA_FILENAME) for r in roots]
-        return [pattern]
-
-    def expand_all(patterns: Any) -> list[Any]:
-        items = [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
-        return [p for item in items for p in expand(item)]
-
-    if isinstance(data_files, Mapping):
-        return {split: expand_all(patterns) for split, patterns in data_files.items()}
-    return expand_all(data_files)
+        local = download_root(layout.uri, token=token if isinstance(token, str) else None)
+        out.append(dataclasses.replace(layout, uri=str(local)))
+    return tuple(out)
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -402,52 +331,37 @@ def _code_hash() -> str:
     """Hash of the code that decides what the cache holds: new code, new cache."""
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
-    for name in ("builder.py", "_feature.py", "iterable.py", "plan.py", "layout.py", "windows.py"):
+    names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "layout.py")
+    for name in (*names, "windows.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _guard_factory(factory: Any) -> Any:
-    signature = inspect.signature(factory)
-
-    @functools.wraps(factory)
-    def dataset_module_factory(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        if bound.arguments.get("path") == BUILDER_NAME:
-            data_dir = bound.arguments.get("data_dir")
-            data_files = bound.arguments.get("data_files")
-            if data_dir is None and data_files is None:
-                raise ValueError(_MISSING_DATA)
-            local_dir = data_dir is not None and "://" not in str(data_dir)
-            token = getattr(bound.arguments.get("download_config"), "token", None)
-            if data_files is None and local_dir:
-                bound.arguments["data_files"] = find_roots(data_dir)
-            elif data_files is None and is_hub_uri(data_dir):
-                # datasets would make a local path of it: list the roots on the Hub instead.
-                bound.arguments["data_files"] = hub_data_dir_files(data_dir, token=token)
-                bound.arguments["data_dir"] = None
-            elif data_files is not None:
-                base = Path(data_dir).expanduser() if local_dir else Path.cwd()
-                data_files = _expand_data_files(data_files, base.resolve())
-                # hf:// patterns name a commit from here on: the cache key and every read.
-                bound.arguments["data_files"] = pin_data_files(data_files, token=token)
-        return factory(*bound.args, **bound.kwargs)
-
-    dataset_module_factory._hf_lvf_guard = True
-    return dataset_module_factory
+def _resolve_data_arguments(arguments: dict[str, Any]) -> None:
+    """``dataset_module_factory`` arguments for ``"hf_lvf"``: roots in place of a ``data_dir``."""
+    data_dir = arguments.get("data_dir")
+    data_files = arguments.get("data_files")
+    if data_dir is None and data_files is None:
+        raise ValueError(_MISSING_DATA)
+    local_dir = data_dir is not None and "://" not in str(data_dir)
+    token = getattr(arguments.get("download_config"), "token", None)
+    if data_files is None and local_dir:
+        arguments["data_files"] = find_roots(data_dir)
+    elif data_files is None and is_hub_uri(data_dir):
+        # datasets would make a local path of it: list the roots on the Hub instead.
+        arguments["data_files"] = hub_data_dir_files(data_dir, token=token)
+        arguments["data_dir"] = None
+    elif data_files is not None:
+        base = Path(data_dir).expanduser() if local_dir else Path.cwd()
+        data_files = expand_data_files(data_files, base.resolve())
+        # hf:// patterns name a commit from here on: the cache key and every read.
+        arguments["data_files"] = pin_data_files(data_files, token=token)
 
 
 def register() -> None:
     """Make ``load_dataset("hf_lvf", ...)`` resolve to :class:`HfLvf` (idempotent)."""
-    from datasets import load, packaged_modules
-
     _register_feature()
-    packaged_modules._PACKAGED_DATASETS_MODULES[BUILDER_NAME] = (__name__, _code_hash())
-    factory = getattr(load, "dataset_module_factory", None)
-    if factory is None:
-        logger.warning("datasets.load.dataset_module_factory not found: data_dir is globbed")
-    elif not getattr(factory, "_hf_lvf_guard", False):
-        load.dataset_module_factory = _guard_factory(factory)
+    register_packaged_module(BUILDER_NAME, __name__, _code_hash(), _resolve_data_arguments)
 
 
 register()

@@ -162,7 +162,7 @@ def _card_options(args: argparse.Namespace) -> dict:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from .hub import push_to_hub
+    from .publish import push_to_hub
 
     commit = push_to_hub(
         args.root,

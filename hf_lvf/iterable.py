@@ -30,18 +30,16 @@ permutation.
 from __future__ import annotations
 
 import copy
-import inspect
 import numbers
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import datasets
 import numpy as np
-from datasets.iterable_dataset import ExamplesIterable, _BaseExamplesIterable
-from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
-if TYPE_CHECKING:
-    from .windows import VideoWindows
+from . import windows as _windows
+from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
+from .windows import VideoWindows
 
 # A shard is read in batches of this many windows; shard bounds are aligned to it.
 READ_BATCH = 8
@@ -89,51 +87,7 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     return int(value)
 
 
-def _make_key(shard_id: int, example_idx: int) -> Any:
-    try:
-        from datasets.builder import Key
-    except ImportError:  # datasets < 5 has plain keys
-        return f"{shard_id}_{example_idx}"
-    return Key(shard_id, example_idx)
-
-
-class TypedExamplesIterable(ExamplesIterable):
-    """datasets' ``ExamplesIterable`` (shards = the lists in ``gen_kwargs``) that declares its
-    examples already typed with ``features``.
-
-    ``IterableDataset`` then passes them through as they are: no per-example
-    encode/decode, and on datasets < 4.8.4 no round trip of the pixels through Arrow
-    (which turns them into nested lists). Shuffling and sharding keep the class.
-    """
-
-    def __init__(self, generate_examples_fn: Any, kwargs: dict, features: datasets.Features):
-        super().__init__(generate_examples_fn, kwargs)
-        self._typed_features = features
-
-    @property
-    def is_typed(self) -> bool:
-        return True
-
-    @property
-    def features(self) -> datasets.Features:
-        return self._typed_features
-
-    def _with_kwargs(self, kwargs: dict) -> TypedExamplesIterable:
-        return TypedExamplesIterable(self.generate_examples_fn, kwargs, self._typed_features)
-
-    def shuffle_data_sources(self, generator: np.random.Generator) -> TypedExamplesIterable:
-        return self._with_kwargs(_shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs))
-
-    def shard_data_sources(self, num_shards: int, index: int, contiguous: bool = True):
-        gen_kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
-        shard_indices = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
-        return self._with_kwargs(_merge_gen_kwargs([gen_kwargs_list[i] for i in shard_indices]))
-
-    def reshard_data_sources(self) -> TypedExamplesIterable:
-        return self._with_kwargs(self.kwargs)
-
-
-class _PermutedWindows(_BaseExamplesIterable):
+class _PermutedWindows(BaseExamplesIterable):
     """Examples iterable over a :class:`VideoWindows`: shard ``s`` of ``k`` is a slice of one order.
 
     The order is ``arange(n)``, or with ``shuffle`` a permutation drawn from
@@ -222,7 +176,7 @@ class _PermutedWindows(_BaseExamplesIterable):
             for example_idx, sample in enumerate(samples, start=skip):
                 if state:
                     state["shard_example_idx"] += 1
-                yield _make_key(shard, example_idx), sample
+                yield make_key(shard, example_idx), sample
             if state:
                 state["shard_idx"] += 1
                 state["shard_example_idx"] = 0
@@ -256,18 +210,13 @@ def to_iterable_dataset(
             f"num_shards must be <= the number of windows ({len(windows)}), got {num_shards!r}"
         )
     iterable = _PermutedWindows(windows, shuffle=shuffle, seed=seed, total_shards=num_shards)
-    extra: dict[str, Any] = {}
-    if shuffle and "shuffling" in inspect.signature(datasets.IterableDataset.__init__).parameters:
-        # datasets < 4.8 tells the examples iterable about the epoch only if the dataset is
-        # marked as shuffled; no buffer is added, the permutation stays the only shuffle.
-        from datasets.iterable_dataset import ShufflingConfig
-
-        config = {"generator": np.random.default_rng(seed)}
-        if "_original_seed" in inspect.signature(ShufflingConfig).parameters:
-            config["_original_seed"] = seed  # so that nodes may split it
-        extra["shuffling"] = ShufflingConfig(**config)
+    extra = shuffling_kwargs(seed) if shuffle else {}
     info = datasets.DatasetInfo(features=windows.features)
     return datasets.IterableDataset(iterable, info=info, **extra)
 
 
-__all__ = ["TypedExamplesIterable", "default_num_shards", "to_iterable_dataset", "window_ranges"]
+# VideoWindows.to_iterable_dataset is this function; windows.py sits below this module and
+# never imports it, so the front end installs itself there.
+_windows.install_iterable_front_end(to_iterable_dataset)
+
+__all__ = ["default_num_shards", "to_iterable_dataset", "window_ranges"]

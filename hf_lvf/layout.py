@@ -8,16 +8,16 @@ is first opened, in the process that reads it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError, RootNotFoundError
+from .errors import LayoutError
+from .location import METADATA_FILENAME, join_uri, read_root_file
 
 LAYOUT_NAME = "lance-video-frames"
-METADATA_FILENAME = "_metadata.json"
 _REQUIRED_VIDEO_FIELDS = ("T", "H", "W", "start_row", "path")
 # Keys every sample carries; a metadata field of the same name would shadow one.
 SAMPLE_KEYS = ("video", "video_idx", "filename", "start_frame", "frame_indices", "sample_idx")
@@ -98,10 +98,6 @@ class RootLayout:
     @property
     def metadata_path(self) -> str:
         return join_uri(self.uri, METADATA_FILENAME)
-
-
-def join_uri(uri: str, name: str) -> str:
-    return uri.rstrip("/") + "/" + name
 
 
 def parse_metadata(text: str | bytes, *, uri: str) -> RootLayout:
@@ -219,33 +215,32 @@ def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -
         RootNotFoundError: there is no ``_metadata.json`` at ``uri``.
         LayoutError: see :func:`parse_metadata`.
     """
-    return parse_metadata(_read_metadata_bytes(uri, storage_options), uri=uri)
+    return parse_metadata(read_root_file(uri, METADATA_FILENAME, storage_options), uri=uri)
 
 
-def _read_metadata_bytes(uri: str, storage_options: Mapping[str, str] | None) -> bytes:
-    path = join_uri(uri, METADATA_FILENAME)
-    if uri.startswith("hf://"):
-        from .hub import read_hub_file
+def metadata_fields(videos: Sequence[VideoInfo]) -> dict[str, str]:
+    """Per-video metadata field -> ``datasets`` dtype, in first-seen order.
 
-        return read_hub_file(path, storage_options)
-    if "://" in uri:
-        import fsspec
-
-        try:
-            with fsspec.open(path, "rb", **dict(storage_options or {})) as f:
-                return f.read()
-        except FileNotFoundError as err:
-            raise RootNotFoundError(_not_a_root(uri, path)) from err
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError as err:
-        raise RootNotFoundError(_not_a_root(uri, path)) from err
-    except IsADirectoryError as err:
-        raise LayoutError(f"{path} is a directory, expected a JSON file") from err
-    except NotADirectoryError as err:
-        raise RootNotFoundError(_not_a_root(uri, path)) from err
-
-
-def _not_a_root(uri: str, path: str) -> str:
-    return f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}"
+    Raises:
+        ValueError: a field holds values of incompatible types across videos.
+    """
+    kinds: dict[str, set[type]] = {}
+    for video in videos:
+        for name, value in video.metadata.items():
+            seen = kinds.setdefault(name, set())
+            if value is not None:
+                seen.add(type(value))
+    fields = {}
+    for name, seen in kinds.items():
+        if not seen or seen == {str}:
+            fields[name] = "string"
+        elif seen == {bool}:
+            fields[name] = "bool"
+        elif seen == {int}:
+            fields[name] = "int64"
+        elif seen <= {int, float}:
+            fields[name] = "float64"
+        else:
+            names = ", ".join(sorted(t.__name__ for t in seen))
+            raise ValueError(f"metadata field {name!r} mixes value types across videos: {names}")
+    return fields

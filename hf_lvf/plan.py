@@ -9,6 +9,7 @@ arrays of ``n_videos`` integers; window ``i`` is found by a binary search.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,3 +134,19 @@ def plan_windows(num_frames: np.ndarray, params: WindowParams) -> SegmentPlan:
     first = np.zeros(len(frames) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
     return SegmentPlan(params=params, windows_per_video=counts, first_window=first)
+
+
+def check_frame_size(frame_size: object) -> tuple[int, int] | None:
+    """Validate a ``frame_size=(H, W)`` argument."""
+    if frame_size is None:
+        return None
+    if (
+        not isinstance(frame_size, Sequence)
+        or len(frame_size) != 2
+        or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in frame_size)
+        or min(frame_size) < 1
+    ):
+        raise ValueError(
+            f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}"
+        )
+    return int(frame_size[0]), int(frame_size[1])

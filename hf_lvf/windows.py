@@ -7,8 +7,8 @@ read per batch -> decode each needed frame once -> samples.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,60 +16,23 @@ import numpy as np
 
 from .decode import decode_into, default_decode_threads
 from .frames import FrameReader, check_fork_safe
-from .layout import RootLayout, VideoInfo, read_layout
-from .plan import SegmentPlan, WindowParams, plan_windows
+from .layout import RootLayout, VideoInfo, metadata_fields, read_layout
+from .location import lance_location, pin_root
+from .plan import SegmentPlan, WindowParams, check_frame_size, plan_windows
 
 if TYPE_CHECKING:
     import datasets
 
 _EMPTY_ROWS = np.empty(0, np.int64)
-# Views kept per process by the front ends (see process_view), with the pid that made them.
-_process_views: dict[tuple, VideoWindows] = {}
-_process_views_pid: int | None = None
+# hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
+# datasets' internals), so it installs itself here instead of being imported.
+_iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
 
 
-def check_frame_size(frame_size: object) -> tuple[int, int] | None:
-    """Validate a ``frame_size=(H, W)`` argument."""
-    if frame_size is None:
-        return None
-    if (
-        not isinstance(frame_size, Sequence)
-        or len(frame_size) != 2
-        or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in frame_size)
-        or min(frame_size) < 1
-    ):
-        raise ValueError(
-            f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}"
-        )
-    return int(frame_size[0]), int(frame_size[1])
-
-
-def metadata_fields(videos: Sequence[VideoInfo]) -> dict[str, str]:
-    """Per-video metadata field -> ``datasets`` dtype, in first-seen order.
-
-    Raises:
-        ValueError: a field holds values of incompatible types across videos.
-    """
-    kinds: dict[str, set[type]] = {}
-    for video in videos:
-        for name, value in video.metadata.items():
-            seen = kinds.setdefault(name, set())
-            if value is not None:
-                seen.add(type(value))
-    fields = {}
-    for name, seen in kinds.items():
-        if not seen or seen == {str}:
-            fields[name] = "string"
-        elif seen == {bool}:
-            fields[name] = "bool"
-        elif seen == {int}:
-            fields[name] = "int64"
-        elif seen <= {int, float}:
-            fields[name] = "float64"
-        else:
-            names = ", ".join(sorted(t.__name__ for t in seen))
-            raise ValueError(f"metadata field {name!r} mixes value types across videos: {names}")
-    return fields
+def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) -> None:
+    """Called by :mod:`hf_lvf.iterable` on import: what ``to_iterable_dataset`` calls."""
+    global _iterable_front_end
+    _iterable_front_end = make
 
 
 class VideoWindows:
@@ -133,8 +96,6 @@ class VideoWindows:
             raise ValueError(f"decode_threads must be an integer >= 1, got {decode_threads!r}")
         uri = str(uri)
         if uri.startswith("hf://"):
-            from .hub import pin_root
-
             pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
             uri, storage_options = pinned.uri, pinned.storage_options
         elif revision is not None or token is not None:
@@ -187,10 +148,6 @@ class VideoWindows:
         reader_layout, reader_options = layout, self._storage_options
         if layout.uri.startswith("hf://"):
             # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
-            import dataclasses
-
-            from .hub import lance_location
-
             uri, reader_options = lance_location(layout.uri, self._storage_options)
             reader_layout = dataclasses.replace(layout, uri=uri)
         self._reader = FrameReader(reader_layout, reader_options)
@@ -393,9 +350,9 @@ class VideoWindows:
             >>> ds = w.to_iterable_dataset(shuffle=True, seed=0)  # doctest: +SKIP
             >>> ds.set_epoch(1); next(iter(ds))["sample_idx"]      # doctest: +SKIP
         """
-        from .iterable import to_iterable_dataset
-
-        return to_iterable_dataset(self, shuffle=shuffle, seed=seed, num_shards=num_shards)
+        if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
+            raise RuntimeError("import hf_lvf to use to_iterable_dataset")
+        return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards)
 
     def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         # Before the frame cache: a forked child must fail on every read, not only on a miss.
@@ -456,20 +413,3 @@ class VideoWindows:
             describe=describe,
             threads=self._decode_threads,
         )
-
-
-def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
-    """The view stored under ``key`` in this process, made by ``make()`` on first use.
-
-    Front ends that decode row by row keep one view per root and parameters, so the
-    Lance handle and the frame cache carry over between rows. Views inherited through
-    a fork are dropped, never reused: their handles belong to the parent.
-    """
-    global _process_views_pid
-    if _process_views_pid != os.getpid():
-        _process_views.clear()
-        _process_views_pid = os.getpid()
-    view = _process_views.get(key)
-    if view is None:
-        view = _process_views[key] = make()
-    return view

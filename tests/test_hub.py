@@ -17,7 +17,7 @@ from huggingface_hub import DatasetCard, HfApi
 from hf_lvf import HubError, LayoutError, RootNotFoundError, VideoWindows, push_to_hub
 from hf_lvf.card import user_sections
 from hf_lvf.cli import main
-from hf_lvf.hub import (
+from hf_lvf.location import (
     HubPath,
     download_root,
     lance_location,
@@ -25,9 +25,9 @@ from hf_lvf.hub import (
     pin_data_files,
     pin_root,
     pin_roots,
-    push_card,
     read_hub_file,
 )
+from hf_lvf.publish import push_card
 from hf_lvf.synthetic import write_synthetic_root
 
 pytestmark = pytest.mark.hub
@@ -324,7 +324,7 @@ def test_busy_server_is_retried(hub: HubServer, roots, caplog):
     api_fault = hub.inject(503, times=2, retry_after=0, path_contains="/api/")
     file_fault = hub.inject(429, times=1, retry_after=0, path_contains="/_metadata.json")
     data_fault = hub.inject(503, times=2, retry_after=1, path_contains="/data/")
-    with caplog.at_level(logging.WARNING, logger="hf_lvf.hub"):
+    with caplog.at_level(logging.WARNING, logger="hf_lvf.location"):
         remote = VideoWindows(f"hf://datasets/{REPO}/train", **PARAMS)
         _assert_same_windows(remote, VideoWindows(roots["v1"], **PARAMS))
     assert (api_fault.hits, file_fault.hits, data_fault.hits) == (2, 1, 2)

@@ -1,0 +1,284 @@
+"""Every touch of ``datasets`` internals, in one place.
+
+hf_lvf uses the public API of ``datasets`` wherever one exists. Where none does,
+it relies on these private names (tested with datasets 4.0.0, 4.4.2, 4.7.0,
+4.8.2, 4.8.5 and 5.2.0; ``tests/test_datasets_glue.py`` fails with a clear
+message naming any that moved):
+
+- ``datasets.packaged_modules._PACKAGED_DATASETS_MODULES``: the table
+  ``load_dataset`` looks names up in before folders and the Hub;
+  ``register_packaged_module`` puts ``"hf_lvf"`` there.
+- ``datasets.load.dataset_module_factory``: wrapped for one name only, so
+  hf_lvf can turn ``data_dir`` into roots before ``datasets`` globs it (and
+  refuse a missing ``data_dir`` before it globs the working directory).
+  Optional: without it, the builder works from ``datasets``' own glob.
+- ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
+  ``WindowVideo`` feature, so cached datasets deserialise it.
+- ``datasets.formatting._FORMAT_TYPES``, ``NumpyFormatter``, ``TorchFormatter``:
+  replaced by subclasses that keep window columns in their dtype (uint8) instead
+  of upcasting them to int64, and behave exactly like the originals otherwise.
+- ``datasets.iterable_dataset.ExamplesIterable`` / ``_BaseExamplesIterable`` and
+  ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
+  ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
+  ``VideoWindows.to_iterable_dataset``.
+- ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
+  ``datasets.builder.Key`` (datasets >= 5 only): looked up when used.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+import inspect
+import logging
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+from datasets.formatting.np_formatter import NumpyFormatter
+from datasets.formatting.torch_formatter import TorchFormatter
+from datasets.iterable_dataset import ExamplesIterable
+from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
+from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
+
+logger = logging.getLogger(__name__)
+
+TESTED_VERSIONS = ("4.0.0", "4.4.2", "4.7.0", "4.8.2", "4.8.5", "5.2.0")
+# (module, name, required): what the docstring lists, for check_internals().
+INTERNALS = (
+    ("datasets.packaged_modules", "_PACKAGED_DATASETS_MODULES", True),
+    ("datasets.load", "dataset_module_factory", False),
+    ("datasets.features.features", "_FEATURE_TYPES", True),
+    ("datasets.features.features", "register_feature", True),
+    ("datasets.formatting", "_FORMAT_TYPES", True),
+    ("datasets.formatting.np_formatter", "NumpyFormatter", True),
+    ("datasets.formatting.torch_formatter", "TorchFormatter", True),
+    ("datasets.iterable_dataset", "ExamplesIterable", True),
+    ("datasets.iterable_dataset", "_BaseExamplesIterable", True),
+    ("datasets.utils.sharding", "_merge_gen_kwargs", True),
+    ("datasets.utils.sharding", "_shuffle_gen_kwargs", True),
+    ("datasets.utils.sharding", "_split_gen_kwargs", True),
+)
+# Feature types whose decoded columns keep their dtype in the numpy and torch formats.
+_WINDOW_FEATURES: list[type] = []
+
+
+def check_internals() -> list[str]:
+    """What is missing of :data:`INTERNALS` in the installed ``datasets``, one message each."""
+    problems = []
+    for module_name, name, required in INTERNALS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            module = None
+        if module is None or not hasattr(module, name):
+            need = "needs" if required else "can use"
+            problems.append(
+                f"hf_lvf {need} {module_name}.{name}, which datasets {datasets.__version__} does "
+                f"not have (hf_lvf is tested with datasets {', '.join(TESTED_VERSIONS)})"
+            )
+    return problems
+
+
+# --- registration ---------------------------------------------------------------------------
+
+
+def register_window_feature(feature_type: type, name: str) -> None:
+    """Register a feature type with ``datasets``, and the formatters that keep its dtype.
+
+    Idempotent; datasets' own numpy and torch formatters are replaced, never one
+    that somebody else registered.
+    """
+    from datasets import formatting
+
+    feature_types = datasets.features.features._FEATURE_TYPES
+    if feature_types.get(name) is not feature_type:
+        with warnings.catch_warnings():  # "register_feature is experimental": known, pinned
+            warnings.simplefilter("ignore", UserWarning)
+            datasets.features.features.register_feature(feature_type, name)
+    if feature_type not in _WINDOW_FEATURES:
+        _WINDOW_FEATURES.append(feature_type)
+    format_types = formatting._FORMAT_TYPES
+    if format_types.get("numpy") is NumpyFormatter:
+        format_types["numpy"] = _WindowAwareNumpyFormatter
+    if format_types.get("torch") is TorchFormatter:
+        format_types["torch"] = _WindowAwareTorchFormatter
+
+
+def register_packaged_module(
+    name: str,
+    module: str,
+    code_hash: str,
+    resolve_arguments: Callable[[dict[str, Any]], None],
+) -> None:
+    """Make ``load_dataset(name, ...)`` load the builder in ``module`` (idempotent).
+
+    ``resolve_arguments(arguments)`` is called with the bound arguments of
+    ``dataset_module_factory`` for ``name`` only (``path``, ``data_dir``,
+    ``data_files``, ``download_config``...) and may change them in place.
+    """
+    from datasets import load, packaged_modules
+
+    packaged_modules._PACKAGED_DATASETS_MODULES[name] = (module, code_hash)
+    factory = getattr(load, "dataset_module_factory", None)
+    if factory is None:
+        logger.warning("datasets.load.dataset_module_factory not found: data_dir is globbed")
+    elif not getattr(factory, "_hf_lvf_guard", False):
+        load.dataset_module_factory = _guard_factory(factory, name, resolve_arguments)
+
+
+def _guard_factory(factory: Any, name: str, resolve: Callable[[dict[str, Any]], None]) -> Any:
+    signature = inspect.signature(factory)
+
+    @functools.wraps(factory)
+    def dataset_module_factory(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        if bound.arguments.get("path") == name:
+            resolve(bound.arguments)
+        return factory(*bound.args, **bound.kwargs)
+
+    dataset_module_factory._hf_lvf_guard = True
+    return dataset_module_factory
+
+
+# --- examples iterables ---------------------------------------------------------------------
+
+
+def make_key(shard_id: int, example_idx: int) -> Any:
+    """An example key: ``datasets.builder.Key`` on datasets >= 5, a string before."""
+    try:
+        from datasets.builder import Key
+    except ImportError:  # datasets < 5 has plain keys
+        return f"{shard_id}_{example_idx}"
+    return Key(shard_id, example_idx)
+
+
+def shuffling_kwargs(seed: int) -> dict[str, Any]:
+    """Extra ``IterableDataset(...)`` arguments that mark a dataset as shuffled.
+
+    datasets < 4.8 tells the examples iterable about the epoch only if the dataset is
+    marked as shuffled; no buffer is added. Empty on newer versions.
+    """
+    if "shuffling" not in inspect.signature(datasets.IterableDataset.__init__).parameters:
+        return {}
+    from datasets.iterable_dataset import ShufflingConfig
+
+    config = {"generator": np.random.default_rng(seed)}
+    if "_original_seed" in inspect.signature(ShufflingConfig).parameters:
+        config["_original_seed"] = seed  # so that nodes may split it
+    return {"shuffling": ShufflingConfig(**config)}
+
+
+class TypedExamplesIterable(ExamplesIterable):
+    """datasets' ``ExamplesIterable`` (shards = the lists in ``gen_kwargs``) that declares its
+    examples already typed with ``features``.
+
+    ``IterableDataset`` then passes them through as they are: no per-example
+    encode/decode, and on datasets < 4.8.4 no round trip of the pixels through Arrow
+    (which turns them into nested lists). Shuffling and sharding keep the class.
+    """
+
+    def __init__(self, generate_examples_fn: Any, kwargs: dict, features: datasets.Features):
+        super().__init__(generate_examples_fn, kwargs)
+        self._typed_features = features
+
+    @property
+    def is_typed(self) -> bool:
+        return True
+
+    @property
+    def features(self) -> datasets.Features:
+        return self._typed_features
+
+    def _with_kwargs(self, kwargs: dict) -> TypedExamplesIterable:
+        return TypedExamplesIterable(self.generate_examples_fn, kwargs, self._typed_features)
+
+    def shuffle_data_sources(self, generator: np.random.Generator) -> TypedExamplesIterable:
+        return self._with_kwargs(_shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs))
+
+    def shard_data_sources(self, num_shards: int, index: int, contiguous: bool = True):
+        gen_kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
+        shard_indices = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
+        return self._with_kwargs(_merge_gen_kwargs([gen_kwargs_list[i] for i in shard_indices]))
+
+    def reshard_data_sources(self) -> TypedExamplesIterable:
+        return self._with_kwargs(self.kwargs)
+
+
+# --- formatters: keep window columns in their dtype -----------------------------------------
+
+
+def _window_columns(features: datasets.Features | None) -> frozenset[str]:
+    if not features or not _WINDOW_FEATURES:
+        return frozenset()
+    kinds = tuple(_WINDOW_FEATURES)
+    return frozenset(
+        name for name, f in features.items() if isinstance(f, kinds) and getattr(f, "decode", True)
+    )
+
+
+class _KeepWindows:
+    """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
+
+    features: datasets.Features | None
+
+    def _keep(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def recursive_tensorize(self, data_struct: Any) -> Any:
+        names = _window_columns(self.features)
+        if not names or not isinstance(data_struct, dict) or not names & data_struct.keys():
+            return super().recursive_tensorize(data_struct)
+        kept = {k: self._keep(v) for k, v in data_struct.items() if k in names}
+        out = super().recursive_tensorize({k: v for k, v in data_struct.items() if k not in names})
+        return {k: kept[k] if k in kept else out[k] for k in data_struct}
+
+    def format_column(self, pa_table: pa.Table) -> Any:
+        name = pa_table.column_names[0]
+        if name not in _window_columns(self.features):
+            return super().format_column(pa_table)
+        column = self.numpy_arrow_extractor().extract_column(pa_table)
+        column = self.python_features_decoder.decode_column(column, name)
+        return self._consolidate(self._keep(list(column)))
+
+
+class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
+    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8)."""
+
+    def _keep(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return np.asarray(value, **self.np_array_kwargs)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
+    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy)."""
+
+    def _keep(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, np.ndarray):
+            if self.torch_tensor_kwargs:
+                return torch.as_tensor(value, **self.torch_tensor_kwargs)
+            return torch.from_numpy(value)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+__all__ = [
+    "INTERNALS",
+    "BaseExamplesIterable",
+    "TypedExamplesIterable",
+    "check_internals",
+    "make_key",
+    "register_packaged_module",
+    "register_window_feature",
+    "shuffling_kwargs",
+]

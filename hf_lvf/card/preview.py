@@ -1,0 +1,101 @@
+"""The preview picture of a card: a contact sheet of real frames, as PNG.
+
+Pillow is used here (besides :mod:`hf_lvf.decode`) only to encode the sheet as PNG.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..layout import RootLayout, read_layout
+from ..plan import WindowParams
+from ..windows import VideoWindows
+
+if TYPE_CHECKING:
+    pass
+
+
+def render_preview(
+    root: str | os.PathLike[str] | RootLayout,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    max_videos: int = 4,
+    frames_per_video: int = 6,
+    tile_width: int | None = None,
+) -> bytes:
+    """A contact sheet of real frames as PNG bytes: one row per video, frames evenly spaced.
+
+    Args:
+        root: the root, or its layout.
+        storage_options: for reading the root.
+        max_videos: rows; videos are picked evenly across the video table.
+        frames_per_video: columns; frames are picked evenly through each video.
+        tile_width: width of a frame in the sheet; default 2x the first video's, within 128-192.
+
+    Raises:
+        ValueError: ``max_videos`` or ``frames_per_video`` is < 1.
+        FrameDecodeError: a picked frame is corrupt.
+    """
+    from PIL import Image
+
+    for name, value in (("max_videos", max_videos), ("frames_per_video", frames_per_video)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    layout = (
+        root
+        if isinstance(root, RootLayout)
+        else read_layout(os.fspath(root), storage_options=storage_options)
+    )
+    videos = _preview_videos(layout, max_videos)
+    first = layout.videos[videos[0]]
+    if tile_width is None:
+        tile_width = min(max(2 * first.width, 128), 192)
+    tile_height = max(1, round(tile_width * first.height / first.width))
+    windows = VideoWindows.from_layout(
+        layout,
+        WindowParams(window_length=1),
+        frame_size=(tile_height, tile_width),
+        storage_options=storage_options,
+    )
+    columns = min(frames_per_video, max(layout.videos[v].num_frames for v in videos))
+    picks = []
+    for v in videos:
+        num_frames = layout.videos[v].num_frames
+        frames = np.unique(
+            np.linspace(0, num_frames - 1, min(columns, num_frames)).round().astype(np.int64)
+        )
+        picks.append(windows.plan.first_window[v] + frames)
+    tiles = windows.read_video(np.concatenate(picks))[:, 0]
+    gap = 4
+    sheet = np.full(
+        (
+            len(videos) * (tile_height + gap) + gap,
+            columns * (tile_width + gap) + gap,
+            3,
+        ),
+        24,
+        np.uint8,
+    )
+    k = 0
+    for row, frames in enumerate(picks):
+        for col in range(len(frames)):
+            y = gap + row * (tile_height + gap)
+            x = gap + col * (tile_width + gap)
+            sheet[y : y + tile_height, x : x + tile_width] = tiles[k]
+            k += 1
+    buf = io.BytesIO()
+    Image.fromarray(sheet, "RGB").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _preview_videos(layout: RootLayout, max_videos: int) -> list[int]:
+    candidates = [v.video_idx for v in layout.videos if v.num_frames > 0]
+    if len(candidates) <= max_videos:
+        return candidates
+    picks = np.linspace(0, len(candidates) - 1, max_videos).round().astype(int)
+    return [candidates[i] for i in dict.fromkeys(picks.tolist())]

@@ -1,0 +1,242 @@
+"""Statistics of the roots a card describes: counts, durations, sizes, labels, as table rows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..plan import plan_windows
+
+if TYPE_CHECKING:
+    pass
+from .options import CardOptions, CardRoot
+
+_SIZE_CATEGORIES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+)
+
+
+_PARAM_MEANINGS = {
+    "window_length": "frames per sample",
+    "frame_skip": "frames skipped between two frames of a sample",
+    "hop_size": "frames between the starts of two consecutive samples of a video",
+    "min_video_frames": "videos with fewer frames yield no sample",
+    "frame_size": "`(H, W)` every frame is resized to on decode",
+}
+
+
+def _size_category(count: int) -> str:
+    for limit, name in _SIZE_CATEGORIES:
+        if count < limit:
+            return name
+    return "n>1B" if count < 10_000_000_000 else "10B<n<100B"
+
+
+def _stats(root: CardRoot, options: CardOptions) -> dict[str, Any]:
+    if root._stats:
+        return root._stats
+    layout = root.layout
+    num_frames = layout.num_frames
+    plan = plan_windows(num_frames, options.params)
+    sizes = Counter((v.height, v.width) for v in layout.videos)
+    fps = [_fps(v.metadata) for v in layout.videos]
+    seconds = [t / f for t, f in zip(num_frames.tolist(), fps, strict=True) if f]
+    stats = {
+        "num_videos": len(layout.videos),
+        "num_frames": int(num_frames.sum()),
+        "num_windows": len(plan),
+        "windows_per_video": plan.windows_per_video,
+        "sizes": sizes,
+        "fps": [f for f in fps if f],
+        "seconds": float(sum(seconds)),
+        "videos_with_fps": len(seconds),
+        "min_frames": int(num_frames.min()),
+        "max_frames": int(num_frames.max()),
+    }
+    root._stats.update(stats)
+    return stats
+
+
+def _fps(metadata: Mapping[str, Any]) -> float | None:
+    value = metadata.get("fps")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+def _param_rows(options: CardOptions, frame_size: tuple[int, int] | None) -> list[dict[str, str]]:
+    p = options.params
+    rows = [
+        ("window_length", str(p.window_length)),
+        ("frame_skip", str(p.frame_skip)),
+        ("hop_size", str(p.hop_size)),
+        ("min_video_frames", "none" if p.min_video_frames is None else str(p.min_video_frames)),
+    ]
+    if frame_size is not None:
+        rows.append(("frame_size", f"({frame_size[0]}, {frame_size[1]})"))
+    return [{"name": n, "value": v, "meaning": _PARAM_MEANINGS[n]} for n, v in rows]
+
+
+def _feature_rows(
+    options: CardOptions,
+    fields: Mapping[str, str],
+    sizes: Counter,
+    frame_size: tuple[int, int] | None,
+) -> list[dict[str, str]]:
+    length = options.window_length
+    if frame_size is not None:
+        height, width = frame_size
+    else:
+        height, width = next(iter(sizes))
+    rows = [
+        ("video", f"`Array4D(({length}, {height}, {width}, 3), uint8)`", "the frames, RGB"),
+        ("video_idx", "`int32`", "index of the video in `_metadata.json`"),
+        ("filename", "`string`", "the video's source path (a label)"),
+        ("start_frame", "`int32`", "first frame of the window"),
+        ("frame_indices", f"`List(int32, length={length})`", "the frame numbers of the window"),
+        ("sample_idx", "`int64`", "the sample's index"),
+    ]
+    for name, dtype in fields.items():
+        meaning = "per-video field"
+        if name == options.label_field:
+            meaning = "the video's label"
+        elif name == "fps":
+            meaning = "frames per second of the source video"
+        elif name == "split":
+            meaning = "the video's split"
+        rows.append((name, f"`{dtype}`", meaning))
+    return [{"name": n, "type": t, "content": c} for n, t, c in rows]
+
+
+def _stats_header(roots: Sequence[CardRoot]) -> list[str]:
+    head = ["root"] if len(roots) > 1 else []
+    return [
+        *head,
+        "videos",
+        "frames",
+        "frames per video",
+        "samples",
+        "frame size (H×W)",
+        "duration",
+    ]
+
+
+def _stats_rows(
+    roots: Sequence[CardRoot], stats: Sequence[Mapping[str, Any]], options: CardOptions
+) -> list[list[str]]:
+    rows = []
+    for root, s in zip(roots, stats, strict=True):
+        sizes = ", ".join(
+            f"{h}×{w}" + (f" ({n} videos)" if len(s["sizes"]) > 1 else "")
+            for (h, w), n in sorted(s["sizes"].items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        if s["videos_with_fps"] == s["num_videos"]:
+            duration = _duration(s["seconds"])
+        elif s["videos_with_fps"]:
+            duration = (
+                f"{_duration(s['seconds'])} ({s['videos_with_fps']} of {s['num_videos']} videos)"
+            )
+        else:
+            duration = "unknown (no fps)"
+        frames_per_video = (
+            str(s["min_frames"])
+            if s["min_frames"] == s["max_frames"]
+            else f"{s['min_frames']:,}–{s['max_frames']:,}"
+        )
+        row = [
+            f"{s['num_videos']:,}",
+            f"{s['num_frames']:,}",
+            frames_per_video,
+            f"{s['num_windows']:,}",
+            sizes,
+            duration,
+        ]
+        if len(roots) > 1:
+            row.insert(0, f"`{root.path_in_repo or '.'}`")
+        rows.append(row)
+    return rows
+
+
+def _fps_note(
+    stats: Sequence[Mapping[str, Any]], num_videos: int, seconds: float, with_fps: int
+) -> str:
+    if not with_fps:
+        return (
+            "No video records its frame rate (an `fps` field), so durations are unknown; the "
+            "dataset counts frames."
+        )
+    rates = sorted({f for s in stats for f in s["fps"]})
+    shown = ", ".join(f"{r:g}" for r in rates[:5]) + (", ..." if len(rates) > 5 else "")
+    where = "every video" if with_fps == num_videos else f"{with_fps} of {num_videos} videos"
+    return f"Durations use the `fps` recorded for {where} ({shown} fps)."
+
+
+def _label_table(roots: Sequence[CardRoot], label_field: str) -> tuple[list[str], list[list[str]]]:
+    counts: dict[str, Counter] = {}
+    seen_label = False
+    for root in roots:
+        for video in root.layout.videos:
+            split = video.metadata.get("split")
+            split = str(split) if split not in (None, "") else root.split
+            label = video.metadata.get(label_field)
+            seen_label = seen_label or label is not None
+            counts.setdefault(split, Counter())[label] += 1
+    if not seen_label:
+        return [], []
+    splits = sorted(counts, key=_split_order)
+    labels = sorted({lab for c in counts.values() for lab in c}, key=_label_order)
+    header = [f"`{label_field}`", *splits]
+    if len(splits) > 1:
+        header.append("total")
+    rows = []
+    for label in labels:
+        row = ["*(none)*" if label is None else _md(str(label))]
+        row += [f"{counts[s][label]:,}" for s in splits]
+        if len(splits) > 1:
+            row.append(f"{sum(counts[s][label] for s in splits):,}")
+        rows.append(row)
+    total = ["**total**", *(f"{sum(counts[s].values()):,}" for s in splits)]
+    if len(splits) > 1:
+        total.append(f"{sum(sum(c.values()) for c in counts.values()):,}")
+    rows.append(total)
+    return header, rows
+
+
+def _split_order(name: str) -> tuple[int, str]:
+    order = {"train": 0, "validation": 1, "valid": 1, "val": 1, "dev": 1, "test": 2}
+    return order.get(name, 3), name
+
+
+def _label_order(label: Any) -> tuple[int, Any]:
+    if label is None:
+        return 2, ""
+    if isinstance(label, (int, float)) and not isinstance(label, bool):
+        return 0, label
+    return 1, str(label)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _common(values: Any) -> Any:
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def _md(text: str) -> str:
+    """Text safe inside a Markdown table cell or heading."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")

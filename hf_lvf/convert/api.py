@@ -1,0 +1,302 @@
+"""``convert_videos``: video files -> a new lance-video-frames root, in parallel, atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SkippedVideoWarning, VideoDecodeError
+from ..frames import commit_fragments
+from ..layout import VideoInfo
+from ..writer import (
+    atomic_root,
+    build_metadata,
+    write_metadata,
+)
+
+if TYPE_CHECKING:
+    pass
+from .decoding import OnError, _FrameOptions, _import_av
+from .pool import (
+    _TASKS_PER_WORKER,
+    _convert_one,
+    _cores,
+    _init_worker,
+    _Result,
+    _run,
+    _submit_to_pool,
+    _Task,
+)
+from .sources import VIDEO_EXTENSIONS, _collect_sources, _Source
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SkippedVideo:
+    """An input that could not be converted.
+
+    Attributes:
+        path: the input's ``path`` (as it would have been recorded).
+        reason: why, in words (the decoder's message for a corrupt file).
+    """
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ConversionSummary:
+    """What :func:`convert_videos` wrote.
+
+    Attributes:
+        root: the new root.
+        num_videos: videos in the root.
+        num_frames: frames in the root (its Lance rows).
+        skipped: inputs that could not be converted, by path.
+        seconds: wall time of the conversion.
+    """
+
+    root: Path
+    num_videos: int
+    num_frames: int
+    skipped: tuple[SkippedVideo, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def n_skipped(self) -> int:
+        return len(self.skipped)
+
+    @property
+    def frames_per_second(self) -> float:
+        """Frames converted per second of wall time."""
+        return self.num_frames / self.seconds if self.seconds > 0 else float("nan")
+
+
+def convert_videos(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    root: str | os.PathLike[str],
+    *,
+    quality: int = 65,
+    resize: int | tuple[int, int] | None = None,
+    fps: float | None = None,
+    workers: int | None = None,
+    executor: Executor | None = None,
+    on_error: OnError = "skip",
+    overwrite: bool = False,
+    extensions: Sequence[str] = VIDEO_EXTENSIONS,
+    lineage: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> ConversionSummary:
+    """Convert video files to a new lance-video-frames root.
+
+    Each video is decoded with PyAV, its frames converted to RGB, optionally
+    resized and resampled, WebP-encoded with Pillow and written as Lance
+    fragments by a worker; the parent commits all fragments once. The root
+    appears only when complete: an error, Ctrl-C or a killed worker leaves no
+    root and no temporary folder, and a run after a killed one cleans up what
+    it left.
+
+    What the root records (FORMAT.md): videos sorted by ``path``; ``id`` is the
+    video's position among the sorted inputs (so ids skip the numbers of
+    skipped inputs); ``key`` is the path without its extension (with it, when
+    two files differ only by extension); ``checksum`` the SHA-256 of the source
+    file; ``metadata`` the label and metadata-file fields plus ``fps``, the rate
+    of the stored frames (``fps`` if given, else the source's average rate);
+    extra entry fields ``source_fps`` and ``codec`` (FFmpeg's decoder name).
+    ``resize`` is recorded as given (an int, or ``[H, W]``), ``n_skipped``
+    counts the skipped inputs.
+
+    Args:
+        inputs: video files, glob patterns (``**`` recurses) or folders, or a list
+            of them. A folder follows ``datasets``' ``videofolder`` convention:
+            its video files (by ``extensions``, hidden ones skipped) are found
+            recursively and recorded by their path relative to the folder; when
+            they all sit at the same depth in more than one sub-folder, the
+            sub-folder name gives an integer ``label`` (index into the sorted
+            names, stored as ``label_names`` in ``_metadata.json``); every
+            ``metadata.csv`` / ``metadata.jsonl`` in the folder adds its columns
+            as per-video fields to the file its ``file_name`` column names
+            (relative to the metadata file; a ``label`` column overrides the
+            folder label; a video without a row gets ``None`` for each column).
+            Files and glob matches are recorded by the path given.
+        root: the folder to create; it must be on a filesystem every worker can
+            reach (workers write into it).
+        quality: WebP quality, 0-100.
+        resize: ``None`` keeps each video's size; an int ``n`` scales the shorter
+            side to ``n`` (the longer one by the same factor, rounded); ``(H, W)``
+            resizes to exactly that. FFmpeg's swscale resizes (area averaging
+            when shrinking, bicubic when enlarging).
+        fps: ``None`` keeps every decoded frame. Otherwise frames are picked by
+            presentation timestamp at output ticks ``t_k = t_0 + k / fps`` (``t_0``
+            the first frame's timestamp, ticks up to the last frame's): the last
+            frame shown at or before each tick, so frames are dropped when
+            ``fps`` is below the source rate and repeated when above.
+        workers: worker processes of the default pool (default: one per core,
+            at most one per video); ``0`` converts in this process. With
+            ``executor``, the number of videos submitted at a time is
+            ``2 * workers`` (default: ``2 * cores``).
+        executor: any ``concurrent.futures.Executor`` to run the per-video tasks,
+            e.g. a Dask ``Client.get_executor()`` so a cluster converts; it is not
+            shut down. The default is a process pool started with ``spawn``
+            (pylance is not fork-safe).
+        on_error: ``"skip"`` skips a corrupt, truncated, empty or audio-only file
+            with a :class:`~hf_lvf.errors.SkippedVideoWarning` naming it and why,
+            and counts it in ``n_skipped``; ``"raise"`` raises
+            :class:`~hf_lvf.errors.VideoDecodeError` instead.
+        overwrite: replace an existing root (atomically) instead of refusing.
+        extensions: file endings a folder walk picks up.
+        lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
+        progress: show a progress bar (videos done, frames written, files
+            skipped); ``huggingface_hub``'s progress-bar settings apply.
+
+    Returns:
+        A :class:`ConversionSummary`.
+
+    Raises:
+        ValueError, TypeError: a bad argument or metadata file (before any work).
+        FileNotFoundError: an input does not exist or matches no video.
+        FileExistsError: ``root`` exists and ``overwrite`` is false.
+        ImportError: PyAV is not installed.
+        VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or
+            no input could be converted.
+        concurrent.futures.process.BrokenProcessPool: a worker process died.
+
+    Example:
+        >>> summary = convert_videos("clips/", "clips_root", resize=224, fps=8)  # doctest: +SKIP
+        >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
+        (120, 1)
+    """
+    started = time.perf_counter()
+    options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error)
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
+    ):
+        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    if executor is not None and workers == 0:
+        raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+    sources, label_names = _collect_sources(inputs, extensions=extensions)
+    _import_av()  # fail before creating anything if PyAV is missing
+
+    with atomic_root(root, overwrite=overwrite) as scratch:
+        tasks = [
+            _Task(video_id=i, file=s.file, path=s.path, folder=str(scratch), options=options)
+            for i, s in enumerate(sources)
+        ]
+        results: dict[int, _Result] = {}
+        bar = _progress_bar(len(tasks), enabled=progress)
+        counts = {"frames": 0, "skipped": 0}
+
+        def on_result(result: _Result) -> None:
+            results[result.video_id] = result
+            counts["frames"] += result.num_frames
+            if result.skipped is not None:
+                counts["skipped"] += 1
+                logger.info("skipped %s: %s", sources[result.video_id].path, result.skipped)
+            bar.set_postfix(counts, refresh=False)
+            bar.update(1)
+
+        try:
+            if executor is not None:
+                window = _TASKS_PER_WORKER * (workers or _cores())
+                _run(tasks, lambda t: executor.submit(_convert_one, t), window, scratch, on_result)
+            elif workers == 0:
+                _run(tasks, None, 1, scratch, on_result)
+            else:
+                n = workers or max(1, min(_cores(), len(tasks)))
+                import multiprocessing
+
+                pool = ProcessPoolExecutor(
+                    max_workers=n,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_init_worker,
+                )
+                try:
+                    window = _TASKS_PER_WORKER * n
+                    _run(tasks, lambda t: _submit_to_pool(pool, t), window, scratch, on_result)
+                finally:
+                    pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            bar.close()
+
+        ordered = [results[i] for i in range(len(tasks))]
+        skipped = tuple(
+            SkippedVideo(sources[r.video_id].path, r.skipped) for r in ordered if r.skipped
+        )
+        for item in skipped:
+            warnings.warn(
+                f"skipped video {item.path!r}: {item.reason}", SkippedVideoWarning, stacklevel=2
+            )
+        converted = [r for r in ordered if r.skipped is None]
+        if not converted:
+            raise VideoDecodeError(
+                f"none of the {len(tasks)} input videos could be converted; first: "
+                f"{skipped[0].path!r}: {skipped[0].reason}"
+            )
+        commit_fragments(scratch, [f for r in converted for f in r.fragments])
+        entries = _entries(converted, sources)
+        metadata = build_metadata(
+            entries,
+            quality=options.quality,
+            resize=list(options.resize) if isinstance(options.resize, tuple) else options.resize,
+            n_skipped=len(skipped),
+            lineage={
+                "converter": "hf_lvf.convert_videos",
+                "fps": None if options.fps is None else float(options.fps),
+                **dict(lineage or {}),
+            },
+        )
+        if label_names is not None:
+            metadata["label_names"] = label_names
+        write_metadata(scratch, metadata)
+    return ConversionSummary(
+        root=Path(root).absolute(),
+        num_videos=len(entries),
+        num_frames=sum(e["T"] for e in entries),
+        skipped=skipped,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _entries(converted: list[_Result], sources: list[_Source]) -> list[dict[str, Any]]:
+    entries = []
+    start_row = 0
+    for result in converted:
+        source = sources[result.video_id]
+        entries.append(
+            VideoInfo(
+                video_idx=len(entries),
+                id=result.video_id,
+                key=source.key,
+                path=source.path,
+                checksum=result.checksum,
+                num_frames=result.num_frames,
+                height=result.height,
+                width=result.width,
+                start_row=start_row,
+                # "fps" is the rate of the stored frames (the target fps, or the source's
+                # average rate): samples carry it, and frame_idx / fps is a time in seconds.
+                metadata={**source.metadata, "fps": result.fps},
+                # Extra entry fields (FORMAT.md keeps unknown fields): provenance.
+                extra={"source_fps": result.source_fps, "codec": result.codec},
+            ).to_json()
+        )
+        start_row += result.num_frames
+    return entries
+
+
+def _progress_bar(total: int, *, enabled: bool) -> Any:
+    from huggingface_hub.utils import tqdm as hf_tqdm
+
+    return hf_tqdm(total=total, unit="video", desc="Converting videos", disable=not enabled or None)

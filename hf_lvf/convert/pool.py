@@ -1,0 +1,183 @@
+"""Running the conversion tasks: one task per video in worker processes that write Lance
+fragments, cancellation, and the worker pool.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import VideoDecodeError
+from ..frames import write_fragments
+from ..writer import (
+    frame_batches,
+)
+
+if TYPE_CHECKING:
+    pass
+from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
+
+_CANCEL_MARKER = ".hf_lvf-cancelled"
+
+
+# Videos in flight per worker: enough to keep each worker busy while the parent
+# handles a result, few enough that cancellation stays quick.
+_TASKS_PER_WORKER = 2
+
+
+@dataclass(frozen=True)
+class _Task:
+    video_id: int
+    file: str
+    path: str
+    folder: str
+    options: _FrameOptions
+
+
+@dataclass(frozen=True)
+class _Result:
+    video_id: int
+    fragments: list[Any] = field(default_factory=list)
+    num_frames: int = 0
+    height: int = 0
+    width: int = 0
+    fps: float | None = None
+    source_fps: float | None = None
+    codec: str | None = None
+    checksum: str | None = None
+    skipped: str | None = None  # the reason, if the file was skipped
+
+
+class _Cancelled(Exception):
+    """The conversion was abandoned (the parent left a cancel marker or removed the folder)."""
+
+
+def _cancellable(batches: Iterator[Any], folder: str) -> Iterator[Any]:
+    marker = os.path.join(folder, _CANCEL_MARKER)
+    for batch in batches:
+        if os.path.exists(marker) or not os.path.isdir(folder):
+            raise _Cancelled(f"conversion into {folder!r} was cancelled")
+        yield batch
+
+
+def _convert_one(task: _Task) -> _Result:
+    """Decode, encode and write one video as fragments of ``task.folder``; runs in a worker."""
+    av = _import_av()
+    if os.path.exists(os.path.join(task.folder, _CANCEL_MARKER)):
+        raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
+    decoder = _Decoder(task.file, task.options)
+    seen = {"T": 0, "size": (0, 0)}
+
+    def on_frame(size: tuple[int, int]) -> None:
+        seen["T"] += 1
+        seen["size"] = size
+
+    try:
+        checksum = _sha256(task.file)
+        batches = frame_batches(
+            task.video_id,
+            task.path,
+            decoder.frames(),
+            quality=task.options.quality,
+            on_frame=on_frame,
+        )
+        fragments = write_fragments(_cancellable(batches, task.folder), task.folder)
+    except (_BadVideo, av.error.FFmpegError) as err:
+        reason = str(err) if isinstance(err, _BadVideo) else _ffmpeg_reason(err, task.file)
+        if task.options.on_error == "raise":
+            raise VideoDecodeError(f"cannot convert video {task.path!r}: {reason}") from None
+        return _Result(task.video_id, skipped=reason)
+    height, width = seen["size"]
+    fps = float(task.options.fps) if task.options.fps is not None else decoder.source_fps
+    return _Result(
+        task.video_id,
+        fragments=fragments,
+        num_frames=seen["T"],
+        height=height,
+        width=width,
+        fps=fps,
+        source_fps=decoder.source_fps,
+        codec=decoder.codec,
+        checksum=checksum,
+    )
+
+
+def _ffmpeg_reason(err: Any, file: str) -> str:
+    where = err.filename if err.filename and err.filename != file else None
+    return f"FFmpeg cannot decode it: {err.strerror}" + (f" (in {where})" if where else "")
+
+
+def _init_worker() -> None:
+    # Ctrl-C reaches the whole process group: only the parent reacts (it cancels the
+    # tasks through the marker), so workers do not die mid-write with tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked since its start (_submit_to_pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _submit_to_pool(pool: ProcessPoolExecutor, task: _Task) -> Future:
+    """``pool.submit(_convert_one, task)`` with SIGINT blocked in this thread.
+
+    The pool starts its worker processes inside ``submit``, and a spawned child
+    inherits this thread's signal mask. So a Ctrl-C while a worker is still
+    starting up (importing, before :func:`_init_worker` ignores SIGINT) stays
+    pending in it and is then discarded, instead of killing it with a traceback;
+    this process gets the Ctrl-C as soon as the mask is restored.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
+        return pool.submit(_convert_one, task)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(_convert_one, task)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _run(
+    tasks: list[_Task],
+    submit: Callable[[_Task], Future] | None,
+    window: int,
+    folder: Path,
+    on_result: Callable[[_Result], None],
+) -> None:
+    """Run ``tasks`` (in this process if ``submit`` is None), ``window`` at a time.
+
+    On any error, Ctrl-C included, pending tasks are cancelled and running ones
+    told to stop, and this returns (by raising) only once none is writing.
+    """
+    if submit is None:
+        for task in tasks:
+            on_result(_convert_one(task))
+        return
+    queue = iter(tasks)
+    pending: set[Future] = set()
+    try:
+        for task in queue:
+            pending.add(submit(task))
+            if len(pending) >= window:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_result(future.result())
+                task = next(queue, None)
+                if task is not None:
+                    pending.add(submit(task))
+    except BaseException:
+        (folder / _CANCEL_MARKER).touch()
+        for future in pending:
+            future.cancel()
+        wait(pending)  # running tasks stop at their next batch of frames
+        raise

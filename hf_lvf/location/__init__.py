@@ -1,0 +1,60 @@
+"""Where a root lives: a local folder, an object-store URL, or ``hf://datasets/...``.
+
+The lowest layer that knows about places: it parses ``hf://`` URIs, pins a hub
+revision to one commit sha, reads single files of a root, downloads whole roots,
+finds the roots of a ``data_dir``/``data_files``, and tells lance what to open.
+It is the only module of hf_lvf that reads from the Hub (always through
+``huggingface_hub``; pylance reads ``hf://`` data files itself, with the storage
+options made here). Errors of ``huggingface_hub`` are raised as
+:class:`~hf_lvf.errors.HubError` (or :class:`~hf_lvf.errors.RootNotFoundError`
+for a folder without ``_metadata.json``), with a one-line message that says what
+to do; the original is chained.
+"""
+
+from .files import join_uri, read_root_file
+from .hub import (
+    LANCE_DIRS,
+    PinnedRoot,
+    download_root,
+    list_files,
+    pin_root,
+    pin_roots,
+    read_hub_file,
+    read_text,
+    resolve_revision,
+)
+from .paths import METADATA_FILENAME, REPO_TYPE, HubPath, is_hub_uri, lance_location, parse_hub_uri
+from .roots import (
+    expand_data_files,
+    find_roots,
+    hub_data_dir_files,
+    pin_data_files,
+    root_folders,
+    roots_of_files,
+)
+
+__all__ = [
+    "LANCE_DIRS",
+    "METADATA_FILENAME",
+    "REPO_TYPE",
+    "HubPath",
+    "PinnedRoot",
+    "download_root",
+    "expand_data_files",
+    "find_roots",
+    "hub_data_dir_files",
+    "is_hub_uri",
+    "join_uri",
+    "lance_location",
+    "list_files",
+    "parse_hub_uri",
+    "pin_data_files",
+    "pin_root",
+    "pin_roots",
+    "read_hub_file",
+    "read_root_file",
+    "read_text",
+    "resolve_revision",
+    "root_folders",
+    "roots_of_files",
+]
