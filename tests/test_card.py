@@ -157,7 +157,7 @@ def test_mixed_sizes_and_unknown_fps(tmp_path):
     assert "    frame_size=(32, 48),\n" in text
     assert "| `frame_size` | (32, 48) |" in text
     assert (
-        "| 3 | 72 | 12–30 | 17 | 32×48 (2 videos), 20×20 (1 videos) | 1.0 s (1 of 3 videos) |"
+        "| 3 | 72 | 12–30 | 17 | 32×48 (2 videos), 20×20 (1 video) | 1.0 s (1 of 3 videos) |"
         in text
     )
     assert "Durations use the `fps` recorded for 1 of 3 videos (30 fps)." in text
@@ -253,10 +253,6 @@ def test_errors(clips, tmp_path):
         build_card(tmp_path)
     with pytest.raises(ValueError, match="window_length must be >= 1, got 0"):
         build_card(clips, window_length=0)
-    with pytest.raises(
-        ValueError, match="no video is long enough for one window of window_length=41"
-    ):
-        build_card(clips, window_length=41)
     with pytest.raises(ValueError, match="repo_id must be 'namespace/name', got 'clips'"):
         build_card(clips, repo_id="clips")
     with pytest.raises(ValueError, match="license must be a non-empty string"):
@@ -265,6 +261,88 @@ def test_errors(clips, tmp_path):
         build_card(clips, path_in_repo="a/../b")
     with pytest.raises(ValueError, match="max_videos must be an integer >= 1, got 0"):
         render_preview(clips, max_videos=0)
+
+
+def test_a_window_longer_than_every_video_is_stated_not_raised(clips):
+    text = str(build_card(clips, window_length=41, hop_size=2))
+    assert (
+        "the dataset has **0** windows. No video is long enough for one window of "
+        "`window_length=41`, `frame_skip=0` (a window spans 41 frames; the longest video has "
+        "40 frames): pass a smaller `window_length`"
+    ) in text
+    data = DatasetCard(text).data.to_dict()
+    assert data["hf_lvf"]["window_length"] == 41  # what was asked is what the card says
+    assert data["size_categories"] == ["n<1K"]
+
+
+@pytest.mark.parametrize(
+    ("lengths", "want"),
+    [((1, 1, 1), 1), ((3, 5, 40), 5), ((2, 40, 40), 16), ((40,), 16), ((1, 2, 2), 2)],
+)
+def test_default_window_length_fits_the_videos(tmp_path, lengths, want):
+    specs = [(f"v{i}", n, (8, 8), None) for i, n in enumerate(lengths)]
+    root = write_frames(tmp_path / "root", _videos(specs))
+    card = build_card(root)
+    params = DatasetCard(str(card)).data.to_dict()["hf_lvf"]
+    assert (params["window_length"], params["hop_size"]) == (want, want)
+    num_windows = len(VideoWindows(root, window_length=want, hop_size=want))
+    assert num_windows > 0
+    assert f"the dataset has **{num_windows:,}** windows. Each sample" in str(card)
+    # A recorded window_length that no video is long enough for any more is refitted...
+    old = build_card(root, window_length=3, hop_size=1)
+    if max(lengths) < 3:
+        assert DatasetCard(str(build_card(root, existing=old))).data.hf_lvf == params
+    else:  # ...one that fits is kept.
+        kept = DatasetCard(str(build_card(root, existing=old))).data.hf_lvf
+        assert (kept["window_length"], kept["hop_size"]) == (3, 1)
+
+
+def test_plural_forms(tmp_path):
+    root = write_frames(tmp_path / "one", _videos([("only", 1, (8, 8), {"fps": 1})]))
+    text = str(build_card(root))
+    assert "is a video dataset of 1 video (1 frame, 1.0 s)" in text
+    assert "Frames of the video of the root," in text
+    assert " 1 videos" not in text and " 1 frames" not in text
+    two = write_synthetic_root(tmp_path / "two", num_videos=2, num_frames=[3, 4])
+    assert "Frames of the 2 videos of the root," in str(build_card(two))
+
+
+def test_frames_metadata_lets_datasets_type_the_frames(clips, tmp_path):
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+
+    two = write_synthetic_root(tmp_path / "two", num_videos=2, num_frames=[3, 4])
+    roots = [
+        CardRoot(read_layout(str(clips)), path_in_repo="videos/train", split="train"),
+        CardRoot(read_layout(str(two)), path_in_repo="videos/my-test", split="my-test"),
+        CardRoot(read_layout(str(two)), path_in_repo="more/train", split="train"),
+    ]
+    user_config = {"config_name": "mine", "data_files": "extra/*.csv"}
+    old = card_for_roots(roots[:1], {"repo_id": "org/clips"})
+    old.data.configs = [*old.data.configs, user_config]
+    card = DatasetCard(str(card_for_roots(roots, {"repo_id": "org/clips"}, existing=old)))
+    configs = MetadataConfigs.from_dataset_card_data(card.data)
+    assert configs["default"]["data_files"] == [
+        {
+            "split": "train",
+            "path": [
+                *(f"more/train/{p}" for p in ("_versions/*", "data/*", "_deletions/*")),
+                *(f"videos/train/{p}" for p in ("_versions/*", "data/*", "_deletions/*")),
+            ],
+        },
+        {
+            "split": "my_test",  # a name datasets accepts
+            "path": [f"videos/my-test/{p}" for p in ("_versions/*", "data/*", "_deletions/*")],
+        },
+    ]
+    assert configs["mine"] == {"data_files": "extra/*.csv"}  # the user's own config is kept
+    infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    assert str(infos["default"].features) == (
+        "{'video_id': Value('int32'), 'frame_idx': Value('int32'), "
+        "'bytes': Image(mode=None, decode=True)}"
+    )
+    assert 'frames = load_dataset("org/clips", split="train")' in card.text
+    assert "each split (`train`, `my_test`) as one row per frame" in card.text
 
 
 def test_template_ships_with_the_package():

@@ -1,10 +1,35 @@
-"""The "Load it" code of a card: how to read the repo's roots with hf_lvf."""
+"""The "Load it" part of a card: code for hf_lvf, and the YAML that lets plain datasets read frames.
+
+A root's Lance table has one row per frame (``video_id``, ``frame_idx``, ``bytes``: a WebP
+image). ``datasets`` reads it with its own ``lance`` module, which would type ``bytes`` as
+``Video()`` (it sniffs a RIFF header); the card's ``dataset_info.features`` types it as
+``image`` instead, and its ``configs`` give each split the Lance files of its roots, so
+``load_dataset("org/repo")`` works without hf_lvf.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .options import CardOptions, CardRoot
+
+# The files of a root datasets' lance module needs: it opens the dataset whose manifests
+# (``_versions/``) it is given, and a local (downloaded) copy also needs the data files.
+# Patterns with a wildcard that match nothing are ignored by datasets.
+_FRAME_FILES = ("_versions/*", "data/*", "_deletions/*")
+
+# The Lance columns of a frame row, typed for datasets.
+FRAME_FEATURES = (
+    {"name": "video_id", "dtype": "int32"},
+    {"name": "frame_idx", "dtype": "int32"},
+    {"name": "bytes", "dtype": "image"},
+)
+
+FRAMES_CONFIG = "default"
+
+_SPLIT_RE = re.compile(r"^\w+(\.\w+)*$")  # split names datasets accepts
 
 
 def _load_code(
@@ -52,6 +77,10 @@ def _load_code(
         "reads every byte from that commit."
     )
     return {
+        "frames_code": _frames_code(roots, repo_id),
+        "frames_splits": ", ".join(
+            f"`{s}`" for s in dict.fromkeys(frames_split(r.split) for r in roots)
+        ),
         "windows_code": windows_code,
         "streaming_code": streaming,
         "download_code": download,
@@ -74,3 +103,55 @@ def _data_files_code(roots: Sequence[CardRoot], repo_id: str, revision: str) -> 
         for split, files in splits.items()
     ]
     return "{\n        " + ",\n        ".join(items) + ",\n    }"
+
+
+def frames_metadata(
+    roots: Sequence[CardRoot], old: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], Any]:
+    """The card's ``configs`` and ``dataset_info``: each split's roots as frame rows.
+
+    Configs and infos the user added under other names than ``default`` are kept.
+    """
+    paths: dict[str, list[str]] = {}
+    for root in roots:
+        prefix = f"{root.path_in_repo}/" if root.path_in_repo else ""
+        paths.setdefault(frames_split(root.split), []).extend(prefix + p for p in _FRAME_FILES)
+    ours = {
+        "config_name": FRAMES_CONFIG,
+        "data_files": [{"split": split, "path": files} for split, files in paths.items()],
+    }
+    configs = [ours, *_others(old.get("configs"))]
+    info = {"features": [dict(f) for f in FRAME_FEATURES]}
+    old_infos = _others(old.get("dataset_info"))
+    if old_infos:
+        return configs, [{"config_name": FRAMES_CONFIG, **info}, *old_infos]
+    return configs, info
+
+
+def frames_split(name: str) -> str:
+    """``name`` as a split name datasets accepts (word characters, dot-separated)."""
+    if _SPLIT_RE.match(name):
+        return name
+    return re.sub(r"\W+", "_", name).strip("_") or "train"
+
+
+def _others(entries: Any) -> list[dict[str, Any]]:
+    if not isinstance(entries, list):
+        return []
+    return [
+        e
+        for e in entries
+        if isinstance(e, Mapping) and e.get("config_name", FRAMES_CONFIG) != FRAMES_CONFIG
+    ]
+
+
+def _frames_code(roots: Sequence[CardRoot], repo_id: str) -> str:
+    split = frames_split(roots[0].split)
+    return "\n".join(
+        [
+            "from datasets import load_dataset",
+            "",
+            f'frames = load_dataset("{repo_id}", split="{split}")  # or streaming=True',
+            'row = frames[0]  # {"video_id": 0, "frame_idx": 0, "bytes": <PIL.Image.Image>}',
+        ]
+    )

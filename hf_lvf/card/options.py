@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ..layout import RootLayout
-from ..plan import WindowParams, check_frame_size
+from ..plan import WindowParams, check_frame_size, plan_windows
 
-if TYPE_CHECKING:
-    pass
+logger = logging.getLogger(__name__)
 
 
 TEMPLATE_NAME = "dataset_card.md"
@@ -174,12 +176,17 @@ class CardRoot:
 
 
 def card_options(
-    overrides: Mapping[str, Any] | None = None, existing_data: Mapping[str, Any] | None = None
+    overrides: Mapping[str, Any] | None = None,
+    existing_data: Mapping[str, Any] | None = None,
+    *,
+    roots: Sequence[CardRoot] = (),
 ) -> CardOptions:
     """:class:`CardOptions` from explicit values, else those an existing card recorded.
 
     ``existing_data`` is the card's metadata (``card.data.to_dict()``); hf_lvf records the
-    window parameters under its ``hf_lvf`` key, so a regenerated card keeps them.
+    window parameters under its ``hf_lvf`` key, so a regenerated card keeps them. Given the
+    ``roots``, a ``window_length`` that is not in ``overrides`` fits them: the recorded one
+    if some video is long enough for it, else :func:`fit_window_length`.
     """
     stored = (existing_data or {}).get(_OPTIONS_KEY)
     values: dict[str, Any] = {}
@@ -189,8 +196,44 @@ def card_options(
                 values[name] = stored[name]
     if isinstance(values.get("frame_size"), list):
         values["frame_size"] = tuple(values["frame_size"])
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    asked = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values.update(asked)
+    options = CardOptions(**values)
+    if not roots or "window_length" in asked:
+        return options
+    num_frames = np.concatenate([r.layout.num_frames for r in roots])
+    if "window_length" in values and len(plan_windows(num_frames, options.params)):
+        return options
+    fitted = fit_window_length(num_frames, options.frame_skip, options.min_video_frames)
+    if "window_length" in values:
+        logger.info(
+            "no video is long enough for the recorded window_length=%s; the card uses %s",
+            values["window_length"],
+            fitted,
+        )
+    values["window_length"] = fitted
+    if "hop_size" not in asked:
+        values.pop("hop_size", None)
     return CardOptions(**values)
+
+
+def fit_window_length(
+    num_frames: np.ndarray, frame_skip: int = 0, min_video_frames: int | None = None
+) -> int:
+    """The longest window, up to 16 frames, that at least half of the videos are long enough for.
+
+    Videos shorter than ``min_video_frames`` do not count. With no frame at all, 16.
+
+    Example:
+        >>> fit_window_length(np.array([1, 1, 40])), fit_window_length(np.array([5, 9, 40]))
+        (1, 9)
+    """
+    frames = np.sort(np.asarray(num_frames, dtype=np.int64))[::-1]
+    frames = frames[frames >= max(min_video_frames or 0, 1)]
+    if not len(frames):
+        return DEFAULT_WINDOW_LENGTH
+    half = int(frames[(len(frames) + 1) // 2 - 1])
+    return max(1, min(DEFAULT_WINDOW_LENGTH, (half - 1) // (frame_skip + 1) + 1))
 
 
 def clean_path_in_repo(path_in_repo: str | None) -> str:

@@ -16,7 +16,7 @@ from ..location import pin_root
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
-from .load_code import _load_code
+from .load_code import _load_code, frames_metadata
 from .options import (
     _OPTIONS_KEY,
     _USER_DEFAULTS,
@@ -36,6 +36,7 @@ from .options import (
 from .preview import render_preview
 from .stats import (
     _common,
+    _count,
     _duration,
     _feature_rows,
     _fps_note,
@@ -86,11 +87,13 @@ def build_card(
         Other arguments: see :class:`CardOptions`.
 
     Returns:
-        The card; ``str(card)`` is the ``README.md`` text.
+        The card; ``str(card)`` is the ``README.md`` text. Without ``window_length`` (here or
+        in ``existing``) it uses one that fits the videos; when no video is long enough for
+        the asked one, the card says so.
 
     Raises:
         RootNotFoundError, LayoutError: ``root`` is not a valid root.
-        ValueError: a bad option, or no video is long enough for one window.
+        ValueError: a bad option.
 
     Example:
         >>> card = build_card("clips/", repo_id="me/clips", license="cc-by-4.0")  # doctest: +SKIP
@@ -131,7 +134,7 @@ def card_for_roots(
 
     ``options`` given as a mapping are :class:`CardOptions` fields; a ``None`` value, or a
     missing window parameter, falls back to what the existing card recorded, then to the
-    defaults.
+    defaults (a ``window_length`` that fits the roots: see :func:`card_options`).
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -142,7 +145,7 @@ def card_for_roots(
     old_data = old.data.to_dict() if old is not None else {}
     user = user_sections(old.text) if old is not None else {}
     if not isinstance(options, CardOptions):
-        options = card_options(options, old_data)
+        options = card_options(options, old_data, roots=roots)
     context = _context(roots, options, old_data, user)
     data = _card_data(roots, options, old_data, context)
     card = DatasetCard.from_template(
@@ -246,6 +249,7 @@ def _card_data(
         "label_field": options.label_field,
     }
     data[_OPTIONS_KEY] = {k: v for k, v in recorded.items() if v is not None}
+    data["configs"], data["dataset_info"] = frames_metadata(roots, old)
     data.pop("ignore_metadata_errors", None)
     return data
 
@@ -260,13 +264,16 @@ def _context(
     num_videos = sum(s["num_videos"] for s in stats)
     num_frames = sum(s["num_frames"] for s in stats)
     num_windows = sum(s["num_windows"] for s in stats)
+    no_window_note = ""
     if num_windows == 0:
         p = options.params
         longest = max(s["max_frames"] for s in stats)
-        raise ValueError(
-            f"no video is long enough for one window of window_length={p.window_length}, "
-            f"frame_skip={p.frame_skip} (span {p.span} frames; the longest video has {longest}): "
-            "pass a smaller window_length"
+        no_window_note = (
+            f"No video is long enough for one window of `window_length={p.window_length}`, "
+            f"`frame_skip={p.frame_skip}`"
+            + (f", `min_video_frames={p.min_video_frames}`" if p.min_video_frames else "")
+            + f" (a window spans {_count(p.span, 'frame')}; the longest video has "
+            f"{_count(longest, 'frame')}): pass a smaller `window_length` to the code above."
         )
     sizes: Counter = Counter()
     for s in stats:
@@ -283,8 +290,9 @@ def _context(
     with_fps = sum(s["videos_with_fps"] for s in stats)
 
     summary = (
-        f"**{_md(pretty_name)}** is a video dataset of {num_videos:,} videos "
-        f"({num_frames:,} frames{', ' + _duration(seconds) if with_fps == num_videos else ''}) in "
+        f"**{_md(pretty_name)}** is a video dataset of {_count(num_videos, 'video')} "
+        f"({_count(num_frames, 'frame')}"
+        f"{', ' + _duration(seconds) if with_fps == num_videos else ''}) in "
         f"the *lance-video-frames* layout, read with [hf_lvf](https://pypi.org/project/hf-lvf/) "
         f"as fixed-length windows of frames for 🤗 datasets and PyTorch."
     )
@@ -303,6 +311,7 @@ def _context(
         "params": _param_rows(options, frame_size),
         "num_windows": num_windows,
         "num_windows_text": f"{num_windows:,}",
+        "no_window_note": no_window_note,
         "features": _feature_rows(options, fields, sizes, frame_size),
         "roots_text": ("the root" if len(roots) == 1 else f"the {len(roots)} roots"),
         "stats_header": _stats_header(roots),
@@ -327,13 +336,21 @@ def _default_name(roots: Sequence[CardRoot], options: CardOptions) -> str:
 
 def _root_context(root: CardRoot) -> dict[str, Any]:
     where = f"`{root.path_in_repo}`" if root.path_in_repo else "the root"
-    videos = root.layout.videos
+    num_videos = len(root.layout.videos)
+    shown = min(4, num_videos)
+    which = (
+        "the video"
+        if num_videos == 1
+        else f"the {num_videos} videos"
+        if shown == num_videos
+        else f"{shown} of the {num_videos:,} videos"
+    )
     return {
         "path_in_repo": root.path_in_repo,
         "preview": root.preview,
         "preview_alt": f"Contact sheet of frames from {where}",
         "preview_caption": (
-            f"Frames of {min(4, len(videos))} of the {len(videos)} videos of {where}, one video "
-            "per row, evenly spaced in time (decoded from the stored WebP frames)."
+            f"Frames of {which} of {where}, one video per row, evenly spaced in time (decoded "
+            "from the stored WebP frames)."
         ),
     }

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..plan import plan_windows
-
-if TYPE_CHECKING:
-    pass
 from .options import CardOptions, CardRoot
 
 _SIZE_CATEGORIES = (
@@ -134,14 +131,15 @@ def _stats_rows(
     rows = []
     for root, s in zip(roots, stats, strict=True):
         sizes = ", ".join(
-            f"{h}×{w}" + (f" ({n} videos)" if len(s["sizes"]) > 1 else "")
+            f"{h}×{w}" + (f" ({_count(n, 'video')})" if len(s["sizes"]) > 1 else "")
             for (h, w), n in sorted(s["sizes"].items(), key=lambda kv: (-kv[1], kv[0]))
         )
         if s["videos_with_fps"] == s["num_videos"]:
             duration = _duration(s["seconds"])
         elif s["videos_with_fps"]:
             duration = (
-                f"{_duration(s['seconds'])} ({s['videos_with_fps']} of {s['num_videos']} videos)"
+                f"{_duration(s['seconds'])} ({s['videos_with_fps']} of "
+                f"{_count(s['num_videos'], 'video')})"
             )
         else:
             duration = "unknown (no fps)"
@@ -174,7 +172,9 @@ def _fps_note(
         )
     rates = sorted({f for s in stats for f in s["fps"]})
     shown = ", ".join(f"{r:g}" for r in rates[:5]) + (", ..." if len(rates) > 5 else "")
-    where = "every video" if with_fps == num_videos else f"{with_fps} of {num_videos} videos"
+    where = (
+        "every video" if with_fps == num_videos else f"{with_fps} of {_count(num_videos, 'video')}"
+    )
     return f"Durations use the `fps` recorded for {where} ({shown} fps)."
 
 
@@ -240,3 +240,8 @@ def _common(values: Any) -> Any:
 def _md(text: str) -> str:
     """Text safe inside a Markdown table cell or heading."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _count(n: int, word: str) -> str:
+    """``"1 video"``, ``"2 videos"``, ``"1,000 frames"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
