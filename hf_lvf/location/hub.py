@@ -224,6 +224,44 @@ def _download_pinned(
     return local
 
 
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a repo at one commit, as its tree listing describes it.
+
+    Attributes:
+        size: bytes.
+        blob_id: the git blob sha1 of its content (of the LFS pointer for an LFS file).
+        sha256: the sha256 of the content of an LFS file, ``None`` for a regular one.
+    """
+
+    size: int
+    blob_id: str
+    sha256: str | None = None
+
+
+def list_file_entries(repo_id: str, sha: str, token: str | bool | None) -> dict[str, RemoteFile]:
+    """Every file of a dataset repo at commit ``sha``: path -> size and content hashes."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+
+    api = HfApi()
+
+    def listing() -> dict[str, RemoteFile]:
+        tree = api.list_repo_tree(
+            repo_id, repo_type=REPO_TYPE, revision=sha, recursive=True, token=token
+        )
+        return {
+            entry.path: RemoteFile(
+                entry.size, entry.blob_id, entry.lfs.sha256 if entry.lfs else None
+            )
+            for entry in tree
+            if isinstance(entry, RepoFile)
+        }
+
+    with hub_errors(repo_id, revision=sha, what=f"dataset repo {repo_id!r}"):
+        return with_retries(listing, what=f"listing dataset repo {repo_id!r}")
+
+
 def list_files(repo_id: str, sha: str, token: str | bool | None) -> list[str]:
     from huggingface_hub import HfApi
 

@@ -1,9 +1,10 @@
 """Publishing: a root and its dataset card to a dataset repo on the Hub.
 
-The only module of hf_lvf that writes to the Hub (reads go through
+The only package of hf_lvf that writes to the Hub (reads go through
 :mod:`hf_lvf.location`). ``push_to_hub`` puts a root, the card describing every
-root of the repo and the root's preview picture in one commit; ``push_card``
-regenerates only the card.
+root of the repo and the root's preview picture on a branch, sending only the files the
+repo lacks, in one commit or, for a big push, in several that a re-run resumes
+(:mod:`._upload`); ``push_card`` regenerates only the card.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .card import (
+from ..card import (
     CARD_FILENAME,
     PREVIEW_STEM,
     CardRoot,
@@ -25,20 +26,22 @@ from .card import (
     render_preview,
     split_name,
 )
-from .errors import LayoutError, RootNotFoundError
-from .frames import FrameReader
-from .layout import RootLayout, read_layout
-from .location import (
+from ..errors import LayoutError, RootNotFoundError
+from ..frames import FrameReader
+from ..layout import RootLayout, read_layout
+from ..location import (
     LANCE_DIRS,
     METADATA_FILENAME,
     REPO_TYPE,
     HubPath,
+    list_file_entries,
     list_files,
     read_text,
     resolve_revision,
     root_folders,
 )
-from .location._calls import hub_errors, with_retries
+from ..location._calls import hub_errors, with_retries
+from ._upload import plan_upload, send
 
 if TYPE_CHECKING:
     from huggingface_hub import CommitInfo
@@ -59,12 +62,18 @@ def push_to_hub(
     commit_message: str | None = None,
     card_options: Mapping[str, Any] | None = None,
 ) -> CommitInfo:
-    """Publish a root to a dataset repo, with its dataset card, in one commit.
+    """Publish a root to a dataset repo, with its dataset card.
 
-    Creates the repo if needed. The commit holds the root's files (``_metadata.json`` and
-    the Lance folders) under ``path_in_repo``, deletes the Lance files a previous push left
+    Creates the repo if needed. The push puts the root's files (``_metadata.json`` and the
+    Lance folders) under ``path_in_repo``, deletes the Lance files a previous push left
     there, and writes the repo's ``README.md`` (the card, describing every root of the repo,
     its user-written sections kept) and the root's preview picture beside it.
+
+    Only files the repo does not hold with the same content are sent. Up to 1000 such
+    files and 1 GiB it is one commit;
+    beyond, the Lance data files go first in commits of at most that size, then one commit
+    adds the manifests, ``_metadata.json`` and the card, so that every revision of the
+    branch holds a consistent root. An interrupted push resumes when run again.
 
     Args:
         root: a local root folder.
@@ -78,12 +87,13 @@ def push_to_hub(
             ``pretty_name``, ``window_length``...).
 
     Returns:
-        The commit (``.oid`` is its sha, ``.commit_url`` its page).
+        The (last) commit (``.oid`` is its sha, ``.commit_url`` its page).
 
     Raises:
         ValueError: a bad argument (``root`` not a local folder, bad ``repo_id`` or path).
         RootNotFoundError, LayoutError: ``root`` is not a valid lance-video-frames root.
-        HubError: the Hub refused or failed (no write access, ...).
+        HubError: the Hub refused or failed (no write access, ...); after some commits of a
+            big push, the message says so: run the push again to resume.
 
     Example:
         >>> push_to_hub("clips/", "me/clips", card_options={"license": "mit"})  # doctest: +SKIP
@@ -110,7 +120,8 @@ def push_to_hub(
                 repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True, token=token
             )
     parent = resolve_revision(repo_id, revision, token=token)
-    existing_files = list_files(repo_id, parent, token)
+    remote = list_file_entries(repo_id, parent, token)
+    existing_files = sorted(remote)
 
     prefix = f"{path_in_repo}/" if path_in_repo else ""
     uploads = {f"{prefix}{rel}": path for rel, path in _root_files(local)}
@@ -153,43 +164,39 @@ def push_to_hub(
     )
     picture = render_preview(layout)
 
-    operations: list[Any] = [
-        CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path))
-        for name, path in sorted(uploads.items())
+    plan = plan_upload(uploads, remote, prefix)
+    last: list[Any] = [
+        CommitOperationAdd(path_in_repo=CARD_FILENAME, path_or_fileobj=str(card).encode()),
+        CommitOperationAdd(path_in_repo=preview_name, path_or_fileobj=picture),
     ]
-    operations.append(
-        CommitOperationAdd(path_in_repo=CARD_FILENAME, path_or_fileobj=str(card).encode())
-    )
-    operations.append(CommitOperationAdd(path_in_repo=preview_name, path_or_fileobj=picture))
     stale = [
         f
         for f in existing_files
         if f not in uploads and any(f.startswith(f"{prefix}{d}/") for d in LANCE_DIRS)
     ]
-    operations += [CommitOperationDelete(path_in_repo=f) for f in stale]
+    last += [CommitOperationDelete(path_in_repo=f) for f in stale]
     message = commit_message or (
         f"Upload lance-video-frames root {path_in_repo or '(repo top)'} with hf_lvf"
     )
-    with hub_errors(repo_id, revision=revision, what=where, writing=True):
-        commit = with_retries(
-            lambda: api.create_commit(
-                repo_id,
-                operations,
-                commit_message=message,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                token=token,
-                parent_commit=parent,
-            ),
-            what=f"committing to {where}",
-            statuses=frozenset({429, 503}),
-        )
+    commit, num_commits = send(
+        api,
+        repo_id,
+        plan,
+        last,
+        parent=parent,
+        revision=revision,
+        token=token,
+        message=message,
+        repo_type=REPO_TYPE,
+    )
     logger.info(
-        "pushed %s to %s (%d files, %d deleted): %s",
+        "pushed %s to %s (%d files sent, %d already there, %d deleted; %d commits): %s",
         local,
         HubPath(repo_id, path_in_repo).uri,
-        len(uploads),
+        len(plan.data) + len(plan.head),
+        len(plan.unchanged),
         len(stale),
+        num_commits,
         commit.oid,
     )
     return commit
