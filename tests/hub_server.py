@@ -206,6 +206,7 @@ class HubServer:
         self._blob_sizes: dict[str, int] = {}
         self._faults: list[Fault] = []
         self._requests: list[RequestRecord] = []
+        self._uploads: list[tuple[str, str]] = []
         self._connections: set[socket.socket] = set()
         self.errors: list[str] = []  # tracebacks of unexpected server-side exceptions
         self._httpd: ThreadingHTTPServer | None = None
@@ -272,6 +273,7 @@ class HubServer:
             self._repos.clear()
             self._faults.clear()
             self._requests.clear()
+            self._uploads.clear()
             self.errors.clear()
 
     def inject(
@@ -341,6 +343,12 @@ class HubServer:
             if (method is None or r.method == method)
             and (path_contains is None or path_contains in r.path)
         ]
+
+    @property
+    def uploads(self) -> list[tuple[str, str]]:
+        """``(repo_id, path)`` of every file sent in a commit that was stored, oldest first."""
+        with self._lock:
+            return list(self._uploads)
 
     def bytes_served(self, path_contains: str | None = None, method: str | None = None) -> int:
         """Total body bytes sent for the matching requests."""
@@ -1185,6 +1193,7 @@ class _Handler(BaseHTTPRequestHandler):
                 branch = f"refs/pr/{repo.pr_count}"
             repo.branches[branch] = commit.oid
             pr_number = repo.pr_count
+            hub._uploads.extend((repo_id, path) for path in additions)
         repo_url = f"{self._base_url()}/{self._url_prefix(repo_type)}{repo_id}"
         out: dict[str, Any] = {
             "success": True,
