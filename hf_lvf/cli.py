@@ -200,7 +200,11 @@ def _add_card_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("dataset card")
     group.add_argument("--license", help="Hub license id, e.g. cc-by-4.0 (default: kept/unknown)")
     group.add_argument("--pretty-name", help="the card's title")
-    group.add_argument("--window-length", type=int, help="frames per sample in the load code (16)")
+    group.add_argument(
+        "--window-length",
+        type=int,
+        help="frames per sample in the load code (default: up to 16, as the videos allow)",
+    )
     group.add_argument("--frame-skip", type=int, help="frames skipped inside a sample (0)")
     group.add_argument("--hop-size", type=int, help="frames between sample starts (window length)")
 
