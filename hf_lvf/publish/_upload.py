@@ -142,8 +142,8 @@ def send(
                 if i == 1:
                     raise
                 raise HubError(
-                    f"{err} The push stopped after {i - 1} of {total} commits; run it again to "
-                    "resume (files already in the repo are not sent again)."
+                    f"{str(err).rstrip('.')}. The push stopped after {i - 1} of {total} commits; "
+                    "run it again to resume (files already in the repo are not sent again)."
                 ) from err
             parent = commit.oid
             bar.update(size)
