@@ -75,7 +75,11 @@ class FrameReader:
         import lance
 
         try:
-            ds = lance.dataset(uri, storage_options=self._storage_options or None)
+            ds = lance.dataset(
+                uri,
+                version=pinned_version(self._layout),  # the version _metadata.json describes
+                storage_options=self._storage_options or None,
+            )
         except (OSError, ValueError, RuntimeError) as err:
             raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
         field = ds.schema.get_field_index("bytes")
@@ -101,18 +105,42 @@ class FrameReader:
         return table.column("bytes").to_pylist()
 
 
-def write_frame_table(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> None:
+# --- the Lance version a _metadata.json describes (see hf_lvf.append) ---
+
+#: Top-level ``_metadata.json`` field naming the Lance version the file describes.
+LANCE_VERSION_FIELD = "lance_version"
+
+
+def pinned_version(layout: RootLayout) -> int | None:
+    """The Lance version ``layout``'s ``_metadata.json`` names, or ``None`` (the latest:
+    roots written by other tools, or by hf_lvf before it recorded the version)."""
+    version = layout.raw.get(LANCE_VERSION_FIELD)
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise LayoutError(
+            f"{layout.metadata_path}: field {LANCE_VERSION_FIELD} must be an integer >= 1, "
+            f"got {version!r}"
+        )
+    return version
+
+
+def write_frame_table(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> int:
     """Write a stream of frame-schema batches as a new Lance dataset at ``folder``.
 
     If ``batches`` raises, the original exception propagates (not lance's wrapper).
+
+    Returns:
+        The Lance version written (the first).
     """
     import lance
 
     _enter_lance(str(folder))
-    _write_from(
+    ds = _write_from(
         batches,
         lambda reader: lance.write_dataset(reader, str(folder), schema=FRAME_SCHEMA, mode="create"),
     )
+    return ds.version
 
 
 # --- writing fragments: conversion workers write them, the parent commits them once ---
@@ -133,23 +161,26 @@ def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] 
     import lance
 
     _enter_lance(str(folder))
+    # Into an existing dataset (an append) lance wants mode="append"; either way nothing
+    # is committed here.
+    mode = "append" if (Path(folder) / "_versions").is_dir() else "create"
     fragments = _write_from(
         batches,
         lambda reader: lance.fragment.write_fragments(
-            reader, str(folder), schema=FRAME_SCHEMA, mode="create"
+            reader, str(folder), schema=FRAME_SCHEMA, mode=mode
         ),
     )
     return list(fragments)
 
 
-def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -> None:
+def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -> int:
     """Commit ``fragments`` as the first version of a new dataset at ``folder``.
 
     Rows follow the order of ``fragments`` (lance keeps fragment order), so a
     caller that passes each video's fragments in video order gets the row order
     FORMAT.md requires. Data files under ``folder/data`` that no fragment
     references (left by a task that failed, was cancelled or was retried) are
-    deleted, so the dataset holds only what it lists.
+    deleted, so the dataset holds only what it lists. Returns the version written.
     """
     import lance
 
@@ -157,12 +188,102 @@ def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -
     if not fragments:
         raise ValueError("cannot commit a dataset with no fragments")
     operation = lance.LanceOperation.Overwrite(FRAME_SCHEMA, list(fragments))
-    lance.LanceDataset.commit(str(folder), operation)
+    ds = lance.LanceDataset.commit(str(folder), operation)
     referenced = {data_file.path for fragment in fragments for data_file in fragment.files}
     data_dir = Path(folder) / "data"
     for path in data_dir.glob("*.lance"):
         if path.name not in referenced:
             path.unlink()
+    return ds.version
+
+
+# --- growing a dataset: append (hf_lvf.append) and copy (hf_lvf.merge) ---
+
+
+def table_state(folder: os.PathLike[str] | str) -> tuple[int, int]:
+    """``(latest version, its row count)`` of the local dataset at ``folder``."""
+    import lance
+
+    _enter_lance(str(folder))
+    ds = lance.dataset(str(folder))
+    return ds.version, ds.count_rows()
+
+
+def version_row_count(folder: os.PathLike[str] | str, version: int) -> int:
+    """Rows of ``version`` of the dataset at ``folder``."""
+    import lance
+
+    _enter_lance(str(folder))
+    return lance.dataset(str(folder), version=version).count_rows()
+
+
+def commit_append(folder: os.PathLike[str] | str, fragments: Sequence[Any], *, base: int) -> int:
+    """Commit ``fragments`` after the rows of version ``base``, in one Append commit.
+
+    A version later than ``base`` (committed by a writer killed before it could
+    publish its ``_metadata.json``) is set aside first: ``base`` is restored as
+    the latest version, so its rows are not carried into the new one. Readers
+    of any older version are unaffected (lance never changes a version).
+
+    Returns:
+        The new version.
+    """
+    import lance
+
+    _enter_lance(str(folder))
+    if not fragments:
+        raise ValueError("cannot append no fragments")
+    latest = lance.dataset(str(folder))
+    if latest.version != base:
+        lance.dataset(str(folder), version=base).restore()
+        latest = lance.dataset(str(folder))
+    operation = lance.LanceOperation.Append(list(fragments))
+    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version)
+    return ds.version
+
+
+def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> list[str]:
+    """Delete the data files of ``folder`` that ``version`` does not reference.
+
+    For a table that only ever grew by appends, every version a reader may hold
+    references a subset of ``version``'s files, so what is left is what killed or
+    failed appends wrote (uncommitted, or committed but never published). The
+    caller must hold the root's write lock, so no writer is adding files.
+
+    Returns:
+        The names of the deleted files.
+    """
+    import lance
+
+    _enter_lance(str(folder))
+    ds = lance.dataset(str(folder), version=version)
+    referenced = {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
+    removed = []
+    for path in (Path(folder) / "data").glob("*.lance"):
+        if path.name not in referenced:
+            path.unlink()
+            removed.append(path.name)
+    return removed
+
+
+def scan_frames(
+    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    """Every row of ``version`` of a root's table, in row order, as frame-schema batches
+    (the WebP bytes as stored: copying them re-encodes nothing)."""
+    import lance
+
+    _enter_lance(uri)
+    ds = lance.dataset(uri, version=version, storage_options=dict(storage_options or {}) or None)
+    for batch in ds.to_batches(columns=FRAME_SCHEMA.names, batch_size=_ROWS_PER_SCAN):
+        yield pa.record_batch(
+            [batch.column(name).cast(FRAME_SCHEMA.field(name).type) for name in FRAME_SCHEMA.names],
+            schema=FRAME_SCHEMA,
+        )
+
+
+# Rows per batch when copying a table: a few MB of WebP frames.
+_ROWS_PER_SCAN = 64
 
 
 def _write_from(batches: Iterable[pa.RecordBatch], write: Callable[[pa.RecordBatchReader], T]) -> T:

@@ -23,8 +23,9 @@ import numpy as np
 import pyarrow as pa
 
 from ._version import __version__
+from .append import WriteMode, appending, resolve_mode, write_lock
 from .decode import encode_webp
-from .frames import FRAME_SCHEMA, write_frame_table
+from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
 
 logger = logging.getLogger(__name__)
@@ -207,9 +208,19 @@ def atomic_root(root: str | os.PathLike[str], *, overwrite: bool = False) -> Ite
     """
     root = Path(root).absolute()
     root.parent.mkdir(parents=True, exist_ok=True)
-    recover(root)
-    if root.exists() and not overwrite:
-        raise FileExistsError(f"{str(root)!r} already exists; pass overwrite=True to replace it")
+    with write_lock(root):
+        recover(root)
+        if root.exists() and not overwrite:
+            raise FileExistsError(
+                f"{str(root)!r} already exists; pass overwrite=True to replace it, or "
+                "mode='append' to add videos to it"
+            )
+        with _publish_scratch(root) as scratch:
+            yield scratch
+
+
+@contextlib.contextmanager
+def _publish_scratch(root: Path) -> Iterator[Path]:
     scratch = _scratch_name(root, "tmp")
     scratch.mkdir()
     try:
@@ -231,23 +242,29 @@ def write_frames(
     videos: Iterable[tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None]],
     *,
     quality: int = 65,
+    mode: WriteMode = "create",
     overwrite: bool = False,
     lineage: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write videos given as frame arrays to a new lance-video-frames root.
+    """Write videos given as frame arrays to a lance-video-frames root.
 
     Frames are streamed: each is encoded to WebP as it arrives and written in
-    small batches, so memory does not grow with video length. The root appears
-    only once it is complete.
+    small batches, so memory does not grow with video length. A new root
+    appears only once it is complete; appended videos appear only once all of
+    them are written.
 
     Args:
-        root: folder to create.
+        root: folder to create (or to append to).
         videos: ``(key, frames, metadata)`` per video; ``frames`` is an iterable of
             ``(H, W, 3)`` uint8 RGB arrays, ``metadata`` a mapping of scalar
             per-video fields (labels) or ``None``. ``key`` is also recorded as the
             video's ``path``.
-        quality: WebP quality, 0-100.
-        overwrite: replace an existing root (atomically) instead of refusing.
+        quality: WebP quality, 0-100 (when appending, that of the root).
+        mode: ``"create"`` refuses an existing root; ``"overwrite"`` replaces it
+            (atomically); ``"append"`` adds the videos after those of an existing
+            root without touching its frames, numbered after its ids, in one
+            Lance commit (see the README: a kill leaves the root as it was).
+        overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
         lineage: free-form provenance stored in ``_metadata.json``.
 
     Returns:
@@ -255,56 +272,98 @@ def write_frames(
 
     Raises:
         ValueError, TypeError: a bad argument, frame or metadata value, naming the
-            video and frame; nothing is left behind.
-        FileExistsError: ``root`` exists and ``overwrite`` is false.
+            video and frame, or (append) a key already in the root or a quality
+            other than the root's; nothing is left behind.
+        FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
+        FileNotFoundError: ``mode="append"`` and ``root`` is not a root.
 
     Example:
         >>> frames = [np.zeros((32, 48, 3), np.uint8)] * 4
         >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
+        >>> write_frames(tmp / "root", [("clip1", frames, None)], mode="append")  # doctest: +SKIP
     """
     quality = check_quality(quality)
-    with atomic_root(root, overwrite=overwrite) as scratch:
-        entries: list[dict[str, Any]] = []
-        keys: set[str] = set()
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            start_row = 0
-            for video_id, video in enumerate(videos):
-                key, frames, metadata = _unpack(video, video_id)
-                if key in keys:
-                    raise ValueError(f"video key {key!r} appears twice; keys must be unique")
-                keys.add(key)
-                meta = check_metadata(key, metadata)
-                seen = {"T": 0, "size": (0, 0)}
-
-                def on_frame(size: tuple[int, int], seen=seen) -> None:
-                    seen["T"] += 1
-                    seen["size"] = size
-
-                yield from frame_batches(video_id, key, frames, quality=quality, on_frame=on_frame)
-                if seen["T"] == 0:
-                    raise ValueError(f"video {key!r} has no frames")
-                height, width = seen["size"]
-                entries.append(
-                    VideoInfo(
-                        video_idx=len(entries),
-                        id=video_id,
-                        key=key,
-                        path=key,
-                        num_frames=seen["T"],
-                        height=height,
-                        width=width,
-                        start_row=start_row,
-                        metadata=meta,
-                    ).to_json()
-                )
-                start_row += seen["T"]
-            if not entries:
-                raise ValueError("videos is empty: a root needs at least one video")
-
-        write_frame_table(batches(), scratch)
-        write_metadata(scratch, build_metadata(entries, quality=quality, lineage=lineage))
+    mode = resolve_mode(mode, overwrite)
+    entries: list[dict[str, Any]] = []
+    if mode == "append":
+        with appending(root) as target:
+            check_same_setting(target.layout.raw, "quality", quality)
+            batches = _video_batches(
+                videos,
+                entries,
+                quality=quality,
+                first_id=target.next_id,
+                start_row=target.num_rows,
+                known_keys=target.keys,
+            )
+            target.commit(write_fragments(batches, target.root), entries, lineage=lineage)
+        return target.root
+    with atomic_root(root, overwrite=mode == "overwrite") as scratch:
+        batches = _video_batches(videos, entries, quality=quality)
+        version = write_frame_table(batches, scratch)
+        metadata = build_metadata(entries, quality=quality, lineage=lineage)
+        write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return Path(root).absolute()
+
+
+def check_same_setting(raw: Mapping[str, Any], name: str, value: Any) -> None:
+    """Appending: ``value`` must be the root's recorded ``name`` (when it records one), so
+    the root-level field stays true of every frame. A ``quality`` of ``None`` is unknown."""
+    if name in raw and raw[name] != value and not (name == "quality" and raw[name] is None):
+        raise ValueError(
+            f"{name}={value!r} differs from the root's {name} {raw[name]!r}: appended videos "
+            f"must be written like the others; pass {name}={raw[name]!r}"
+        )
+
+
+def _video_batches(
+    videos: Iterable[Any],
+    entries: list[dict[str, Any]],
+    *,
+    quality: int,
+    first_id: int = 0,
+    start_row: int = 0,
+    known_keys: Iterable[str] = (),
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of every video, in order; each video's entry is added to ``entries``
+    once its frames are written."""
+    known = set(known_keys)
+    keys: set[str] = set()
+    for position, video in enumerate(videos):
+        video_id = first_id + position
+        key, frames, metadata = _unpack(video, position)
+        if key in known:
+            raise ValueError(f"video key {key!r} is already in the root; keys must be unique")
+        if key in keys:
+            raise ValueError(f"video key {key!r} appears twice; keys must be unique")
+        keys.add(key)
+        meta = check_metadata(key, metadata)
+        seen = {"T": 0, "size": (0, 0)}
+
+        def on_frame(size: tuple[int, int], seen=seen) -> None:
+            seen["T"] += 1
+            seen["size"] = size
+
+        yield from frame_batches(video_id, key, frames, quality=quality, on_frame=on_frame)
+        if seen["T"] == 0:
+            raise ValueError(f"video {key!r} has no frames")
+        height, width = seen["size"]
+        entries.append(
+            VideoInfo(
+                video_idx=len(entries),
+                id=video_id,
+                key=key,
+                path=key,
+                num_frames=seen["T"],
+                height=height,
+                width=width,
+                start_row=start_row,
+                metadata=meta,
+            ).to_json()
+        )
+        start_row += seen["T"]
+    if not entries:
+        raise ValueError("videos is empty: a root needs at least one video")
 
 
 def _unpack(video: Any, video_id: int) -> tuple[str, Iterable[Any], Mapping[str, Any] | None]:

@@ -25,7 +25,7 @@ LAYERS = (
     ("_feature",),
     ("iterable", "loader"),
     ("builder",),
-    ("writer", "synthetic"),
+    ("writer", "synthetic", "append", "merge"),
     ("convert",),
     ("card",),
     ("publish",),

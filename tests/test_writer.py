@@ -36,6 +36,7 @@ TOP_LEVEL_FIELDS = [
     "video_column",
     "videos",
     "lineage",
+    "lance_version",  # an extra field (FORMAT.md keeps them): the version this file describes
 ]
 VIDEO_FIELDS = ["id", "key", "path", "checksum", "T", "H", "W", "start_row", "metadata"]
 
@@ -96,6 +97,7 @@ def test_writes_exactly_the_layout(tmp_path):
     )
     assert meta["num_rows"] == meta["total_rows"] == ds.count_rows() == 113
     assert meta["n_videos"] == 3
+    assert meta["lance_version"] == ds.version == 1
     assert isinstance(meta["schema_fingerprint"], str) and meta["schema_fingerprint"]
     assert meta["lineage"]["source"] == "test" and meta["lineage"]["writer"].startswith("hf_lvf ")
     starts = [0, 40, 43]

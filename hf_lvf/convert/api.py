@@ -12,17 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..append import WriteMode, resolve_mode
 from ..errors import SkippedVideoWarning, VideoDecodeError
-from ..frames import commit_fragments
+from ..frames import LANCE_VERSION_FIELD, commit_fragments
 from ..layout import VideoInfo
 from ..writer import (
-    atomic_root,
     build_metadata,
     write_metadata,
 )
 
 if TYPE_CHECKING:
     pass
+from .appending import _destination, _plan_append, _recorded_resize
 from .decoding import OnError, _FrameOptions, _import_av
 from .pool import (
     _TASKS_PER_WORKER,
@@ -57,10 +58,11 @@ class ConversionSummary:
     """What :func:`convert_videos` wrote.
 
     Attributes:
-        root: the new root.
-        num_videos: videos in the root.
-        num_frames: frames in the root (its Lance rows).
-        skipped: inputs that could not be converted, by path.
+        root: the root written.
+        num_videos: videos written (for an append, the new ones).
+        num_frames: frames written (their Lance rows).
+        skipped: inputs not converted, by path: unreadable ones, and (append) files
+            already in the root.
         seconds: wall time of the conversion.
     """
 
@@ -90,6 +92,7 @@ def convert_videos(
     workers: int | None = None,
     executor: Executor | None = None,
     on_error: OnError = "skip",
+    mode: WriteMode = "create",
     overwrite: bool = False,
     extensions: Sequence[str] = VIDEO_EXTENSIONS,
     lineage: Mapping[str, Any] | None = None,
@@ -151,7 +154,16 @@ def convert_videos(
             with a :class:`~hf_lvf.errors.SkippedVideoWarning` naming it and why,
             and counts it in ``n_skipped``; ``"raise"`` raises
             :class:`~hf_lvf.errors.VideoDecodeError` instead.
-        overwrite: replace an existing root (atomically) instead of refusing.
+        mode: ``"create"`` refuses an existing root; ``"overwrite"`` replaces it
+            (atomically); ``"append"`` converts the inputs into an existing root
+            after its videos, numbered after its ids, without touching its
+            frames: new Lance fragments, one commit, then ``_metadata.json`` is
+            swapped in one rename, so an error or a kill leaves the root as it
+            was (readers that opened it keep their version). An input whose
+            SHA-256 is already in the root is skipped with a
+            :class:`~hf_lvf.errors.SkippedVideoWarning`. ``quality``, ``resize``,
+            ``fps`` and the class folders must be the root's.
+        overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
         extensions: file endings a folder walk picks up.
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
         progress: show a progress bar (videos done, frames written, files
@@ -163,7 +175,8 @@ def convert_videos(
     Raises:
         ValueError, TypeError: a bad argument or metadata file (before any work).
         FileNotFoundError: an input does not exist or matches no video.
-        FileExistsError: ``root`` exists and ``overwrite`` is false.
+        FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
+        BlockingIOError: another process is writing ``root``.
         ImportError: PyAV is not installed.
         VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or
             no input could be converted.
@@ -175,6 +188,7 @@ def convert_videos(
         (120, 1)
     """
     started = time.perf_counter()
+    mode = resolve_mode(mode, overwrite)
     options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error)
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
@@ -189,10 +203,28 @@ def convert_videos(
     sources, label_names = _collect_sources(inputs, extensions=extensions)
     _import_av()  # fail before creating anything if PyAV is missing
 
-    with atomic_root(root, overwrite=overwrite) as scratch:
+    with _destination(root, mode) as (scratch, target):
+        duplicates: list[tuple[str, str]] = []
+        first_id, first_row = 0, 0
+        if target is not None:
+            sources, duplicates = _plan_append(sources, target, options, label_names)
+            first_id, first_row = target.next_id, target.num_rows
+            for path, reason in duplicates:
+                warnings.warn(
+                    f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3
+                )
+            if not sources:
+                return ConversionSummary(
+                    root=target.root,
+                    num_videos=0,
+                    num_frames=0,
+                    skipped=tuple(SkippedVideo(p, r) for p, r in duplicates),
+                    seconds=time.perf_counter() - started,
+                )
+        source_of = {first_id + i: s for i, s in enumerate(sources)}
         tasks = [
             _Task(video_id=i, file=s.file, path=s.path, folder=str(scratch), options=options)
-            for i, s in enumerate(sources)
+            for i, s in source_of.items()
         ]
         results: dict[int, _Result] = {}
         bar = _progress_bar(len(tasks), enabled=progress)
@@ -203,7 +235,7 @@ def convert_videos(
             counts["frames"] += result.num_frames
             if result.skipped is not None:
                 counts["skipped"] += 1
-                logger.info("skipped %s: %s", sources[result.video_id].path, result.skipped)
+                logger.info("skipped %s: %s", source_of[result.video_id].path, result.skipped)
             bar.set_postfix(counts, refresh=False)
             bar.update(1)
 
@@ -230,9 +262,9 @@ def convert_videos(
         finally:
             bar.close()
 
-        ordered = [results[i] for i in range(len(tasks))]
+        ordered = [results[task.video_id] for task in tasks]
         skipped = tuple(
-            SkippedVideo(sources[r.video_id].path, r.skipped) for r in ordered if r.skipped
+            SkippedVideo(source_of[r.video_id].path, r.skipped) for r in ordered if r.skipped
         )
         for item in skipped:
             warnings.warn(
@@ -244,36 +276,42 @@ def convert_videos(
                 f"none of the {len(tasks)} input videos could be converted; first: "
                 f"{skipped[0].path!r}: {skipped[0].reason}"
             )
-        commit_fragments(scratch, [f for r in converted for f in r.fragments])
-        entries = _entries(converted, sources)
-        metadata = build_metadata(
-            entries,
-            quality=options.quality,
-            resize=list(options.resize) if isinstance(options.resize, tuple) else options.resize,
-            n_skipped=len(skipped),
-            lineage={
-                "converter": "hf_lvf.convert_videos",
-                "fps": None if options.fps is None else float(options.fps),
-                **dict(lineage or {}),
-            },
-        )
-        if label_names is not None:
-            metadata["label_names"] = label_names
-        write_metadata(scratch, metadata)
+        fragments = [f for r in converted for f in r.fragments]
+        entries = _entries(converted, source_of, first_row)
+        provenance = {
+            "converter": "hf_lvf.convert_videos",
+            "fps": None if options.fps is None else float(options.fps),
+            **dict(lineage or {}),
+        }
+        if target is not None:
+            target.commit(fragments, entries, n_skipped=len(skipped), lineage=provenance)
+        else:
+            version = commit_fragments(scratch, fragments)
+            metadata = build_metadata(
+                entries,
+                quality=options.quality,
+                resize=_recorded_resize(options),
+                n_skipped=len(skipped),
+                lineage=provenance,
+            )
+            if label_names is not None:
+                metadata["label_names"] = label_names
+            write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return ConversionSummary(
         root=Path(root).absolute(),
         num_videos=len(entries),
         num_frames=sum(e["T"] for e in entries),
-        skipped=skipped,
+        skipped=tuple(SkippedVideo(p, r) for p, r in duplicates) + skipped,
         seconds=time.perf_counter() - started,
     )
 
 
-def _entries(converted: list[_Result], sources: list[_Source]) -> list[dict[str, Any]]:
+def _entries(
+    converted: list[_Result], source_of: Mapping[int, _Source], start_row: int
+) -> list[dict[str, Any]]:
     entries = []
-    start_row = 0
     for result in converted:
-        source = sources[result.video_id]
+        source = source_of[result.video_id]
         entries.append(
             VideoInfo(
                 video_idx=len(entries),

@@ -1,0 +1,239 @@
+"""Growing a root in place: new videos become new Lance fragments, one commit, one metadata swap.
+
+How ``_metadata.json`` and the Lance version stay in step: the file names the
+Lance version it describes in its top-level ``lance_version`` field, and
+readers open that version, never simply the latest. An append
+
+1. takes the root's write lock (a ``flock`` on its folder; a second writer
+   fails at once instead of interleaving);
+2. reads ``_metadata.json``: the version it names is the *base*;
+3. deletes data files the base does not reference (left by killed appends);
+4. writes the new videos as uncommitted fragments into ``data/`` (no version
+   lists them, so no reader sees them);
+5. commits them in one Lance ``Append`` after the base's rows (a version past
+   the base, committed by an append killed before step 6, is set aside by
+   restoring the base first);
+6. writes the extended ``_metadata.json`` naming the new version to a
+   temporary file and renames it over the old one (``os.replace``).
+
+A kill before step 6 leaves the old ``_metadata.json``, which names the old
+version, which lance never changes: the root reads exactly as before, and the
+next append cleans up. Readers that opened the root before step 6 keep reading
+the version they opened; a reader opened after it sees the new videos.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ._version import __version__
+from .errors import LayoutError
+from .frames import (
+    LANCE_VERSION_FIELD,
+    commit_append,
+    pinned_version,
+    remove_unreferenced_data,
+    table_state,
+    version_row_count,
+)
+from .layout import METADATA_FILENAME, RootLayout, read_layout
+
+logger = logging.getLogger(__name__)
+
+WriteMode = Literal["create", "overwrite", "append"]
+_MODES = ("create", "overwrite", "append")
+
+
+def resolve_mode(mode: object, overwrite: object) -> WriteMode:
+    """The write mode from ``mode=`` and the older ``overwrite=`` flag (True means
+    ``mode="overwrite"``)."""
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite must be a bool, got {overwrite!r}")
+    if overwrite and mode == "append":
+        raise ValueError("overwrite=True replaces the root; it cannot be used with mode='append'")
+    return "overwrite" if overwrite else mode  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def write_lock(root: Path) -> Iterator[None]:
+    """Hold the exclusive write lock of an existing ``root`` (a ``flock`` on the folder
+    itself: nothing is left behind, and a killed holder releases it). A root that does
+    not exist yet has no lock; creating one publishes it with a rename.
+
+    Raises:
+        BlockingIOError: another process is writing ``root``.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    try:
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as err:
+            raise BlockingIOError(
+                f"another process is writing {str(root)!r}; wait for it to finish"
+            ) from err
+        yield
+    finally:
+        os.close(fd)
+
+
+def write_metadata_atomic(root: Path, metadata: Mapping[str, Any]) -> None:
+    """Replace ``root/_metadata.json`` in one rename: a reader sees the old or the new file."""
+    temp = root / f".{METADATA_FILENAME}.{os.getpid()}.tmp"
+    try:
+        with open(temp, "w") as f:
+            f.write(json.dumps(metadata, indent=1) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, root / METADATA_FILENAME)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class AppendTarget:
+    """An existing root opened for an append (inside :func:`appending`).
+
+    Attributes:
+        root: the root folder; workers write fragments into it.
+        layout: its video table as ``_metadata.json`` describes it.
+        base: the Lance version that file names.
+        next_id: the ``id`` of the first new video.
+        checksums: source checksum -> path, of the videos already in the root.
+        keys: keys of the videos already in the root.
+    """
+
+    root: Path
+    layout: RootLayout
+    base: int
+    next_id: int
+    checksums: dict[str, str] = field(default_factory=dict)
+    keys: set[str] = field(default_factory=set)
+    published: bool = False
+
+    @property
+    def num_rows(self) -> int:
+        return self.layout.num_rows
+
+    def commit(
+        self,
+        fragments: Sequence[Any],
+        entries: list[dict[str, Any]],
+        *,
+        n_skipped: int = 0,
+        lineage: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Commit the new videos' fragments, then publish the extended ``_metadata.json``.
+
+        ``entries`` are the new videos' entries, ``start_row`` counted from
+        :attr:`num_rows`. Returns the new metadata.
+        """
+        metadata = extend_metadata(self.layout.raw, entries, n_skipped=n_skipped, lineage=lineage)
+        version = commit_append(self.root, fragments, base=self.base)
+        metadata[LANCE_VERSION_FIELD] = version
+        write_metadata_atomic(self.root, metadata)
+        self.published = True
+        logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
+        return metadata
+
+
+def extend_metadata(
+    raw: Mapping[str, Any],
+    entries: list[dict[str, Any]],
+    *,
+    n_skipped: int = 0,
+    lineage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A root's ``_metadata.json`` with ``entries`` added: every other field is kept."""
+    metadata = dict(raw)
+    videos = [*raw["videos"], *entries]
+    num_rows = sum(v["T"] for v in videos)
+    metadata.update(videos=videos, num_rows=num_rows, total_rows=num_rows, n_videos=len(videos))
+    metadata["n_skipped"] = int(raw.get("n_skipped") or 0) + n_skipped
+    old_lineage = raw.get("lineage")
+    merged = dict(old_lineage) if isinstance(old_lineage, Mapping) else {}
+    merged["appends"] = [
+        *merged.get("appends", []),
+        {"writer": f"hf_lvf {__version__}", "videos": len(entries), **dict(lineage or {})},
+    ]
+    metadata["lineage"] = merged
+    return metadata
+
+
+@contextlib.contextmanager
+def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
+    """Open an existing local root for an append, under its write lock.
+
+    Whatever happens inside, the root reads as before until
+    :meth:`AppendTarget.commit` publishes; on an error the files written so far
+    are removed.
+
+    Raises:
+        FileNotFoundError: ``root`` is not a root (no ``_metadata.json``).
+        BlockingIOError: another process is writing it.
+        LayoutError: its ``_metadata.json`` and Lance table disagree.
+    """
+    root = Path(root).absolute()
+    if not (root / METADATA_FILENAME).is_file():
+        raise FileNotFoundError(
+            f"cannot append to {str(root)!r}: it is not a lance-video-frames root (no "
+            f"{METADATA_FILENAME}); use mode='create' to write a new one"
+        )
+    with write_lock(root):
+        layout = read_layout(str(root))
+        base = _base_version(root, layout)
+        removed = remove_unreferenced_data(root, base)
+        if removed:
+            logger.info("removed %d data files left by interrupted appends", len(removed))
+        target = AppendTarget(
+            root=root,
+            layout=layout,
+            base=base,
+            next_id=max(v.id for v in layout.videos) + 1,
+            checksums={v.checksum: v.path for v in layout.videos if v.checksum},
+            keys={v.key if v.key is not None else v.path for v in layout.videos},
+        )
+        try:
+            yield target
+        except BaseException:
+            if not target.published:  # files of a published version are the root's now
+                with contextlib.suppress(Exception):
+                    remove_unreferenced_data(root, base)
+            raise
+
+
+def _base_version(root: Path, layout: RootLayout) -> int:
+    """The Lance version ``_metadata.json`` describes; recorded first if the file does not
+    name one yet (a root from another tool or an older hf_lvf), so a kill later on cannot
+    leave a file that no longer matches the latest version."""
+    version = pinned_version(layout)
+    if version is not None:
+        rows = version_row_count(root, version)
+    else:
+        version, rows = table_state(root)
+    if rows != layout.num_rows:
+        raise LayoutError(
+            f"{layout.metadata_path}: the videos account for {layout.num_rows} rows but Lance "
+            f"version {version} of {str(root)!r} has {rows}; cannot append to it"
+        )
+    if pinned_version(layout) is None:
+        write_metadata_atomic(root, {**layout.raw, LANCE_VERSION_FIELD: version})
+    return version

@@ -1,0 +1,79 @@
+"""Where a conversion writes: a new root (built aside, renamed into place) or an existing
+one it appends to (fragments written into it, one commit; see :mod:`hf_lvf.append`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..append import AppendTarget, WriteMode, appending
+from ..writer import atomic_root, check_same_setting
+from .decoding import _FrameOptions, _sha256
+from .sources import _Source
+
+
+@contextlib.contextmanager
+def _destination(
+    root: str | os.PathLike[str], mode: WriteMode
+) -> Iterator[tuple[Path, AppendTarget | None]]:
+    """``(folder the workers write into, the append target or None)``."""
+    if mode == "append":
+        with appending(root) as target:
+            yield target.root, target
+    else:
+        with atomic_root(root, overwrite=mode == "overwrite") as scratch:
+            yield scratch, None
+
+
+def _recorded_resize(options: _FrameOptions) -> int | list[int] | None:
+    """``resize`` as ``_metadata.json`` records it."""
+    return list(options.resize) if isinstance(options.resize, tuple) else options.resize
+
+
+def _plan_append(
+    sources: list[_Source],
+    target: AppendTarget,
+    options: _FrameOptions,
+    label_names: list[str] | None,
+) -> tuple[list[_Source], list[tuple[str, str]]]:
+    """The sources to convert into ``target``, and ``(path, reason)`` of those skipped as
+    already in the root (by SHA-256 of the file, also among the new ones).
+
+    Raises:
+        ValueError: the conversion settings or labels differ from the root's, or a new
+            video's key is taken by a different video of the root.
+    """
+    raw = target.layout.raw
+    check_same_setting(raw, "quality", options.quality)
+    check_same_setting(raw, "resize", _recorded_resize(options))
+    lineage = raw.get("lineage")
+    if isinstance(lineage, dict) and "fps" in lineage:
+        fps = None if options.fps is None else float(options.fps)
+        check_same_setting(lineage, "fps", fps)
+    if raw.get("label_names") != label_names and ("label_names" in raw or label_names):
+        raise ValueError(
+            f"the new videos' class folders give label_names {label_names!r} but the root has "
+            f"{raw.get('label_names')!r}: appended videos must use the same classes"
+        )
+    checksums = dict(target.checksums)
+    kept, duplicates = [], []
+    for source in sources:
+        checksum = _sha256(source.file)
+        if checksum in checksums:
+            duplicates.append(
+                (
+                    source.path,
+                    f"the same file (SHA-256) is already in the root as {checksums[checksum]!r}",
+                )
+            )
+            continue
+        if source.key in target.keys:
+            raise ValueError(
+                f"the root already holds a different video with key {source.key!r} (new file "
+                f"{source.file!r}); keys must be unique: rename the file"
+            )
+        checksums[checksum] = source.path
+        kept.append(source)
+    return kept, duplicates
