@@ -297,7 +297,9 @@ def _view(
     frame_size: tuple[int, int] | None,
     storage_options: Mapping[str, str] | None,
 ) -> VideoWindows:
-    key = ("stream", layout.uri, params, frame_size, tuple(sorted((storage_options or {}).items())))
+    options = tuple(sorted((storage_options or {}).items()))
+    # A root that grew is another view: the version its metadata names is part of the key.
+    key = ("stream", layout.uri, layout.raw.get("lance_version"), params, frame_size, options)
     return process_view(
         key,
         lambda: VideoWindows.from_layout(

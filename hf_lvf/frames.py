@@ -247,8 +247,9 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
 
     For a table that only ever grew by appends, every version a reader may hold
     references a subset of ``version``'s files, so what is left is what killed or
-    failed appends wrote (uncommitted, or committed but never published). The
-    caller must hold the root's write lock, so no writer is adding files.
+    failed appends wrote (uncommitted, or committed but never published; lance's
+    ``.tmp*`` files too). The caller must hold the root's write lock, so no writer
+    is adding files.
 
     Returns:
         The names of the deleted files.
@@ -259,8 +260,8 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
     ds = lance.dataset(str(folder), version=version)
     referenced = {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
     removed = []
-    for path in (Path(folder) / "data").glob("*.lance"):
-        if path.name not in referenced:
+    for path in (Path(folder) / "data").iterdir():  # *.lance, and .tmp* of killed writes
+        if path.is_file() and path.name not in referenced:
             path.unlink()
             removed.append(path.name)
     return removed
