@@ -113,16 +113,17 @@ def _convert(args: argparse.Namespace) -> int:
                 fps=args.fps,
                 workers=args.workers,
                 on_error=args.on_error,
-                overwrite=args.overwrite,
+                mode="append" if args.append else "overwrite" if args.overwrite else "create",
                 progress=not args.no_progress,
             )
         except KeyboardInterrupt:
-            print("hf-lvf: interrupted; nothing was written", file=sys.stderr)
+            what = "the root is as it was" if args.append else "nothing was written"
+            print(f"hf-lvf: interrupted; {what}", file=sys.stderr)
             return 130
     rows = [
         ("root", str(summary.root)),
-        ("videos", str(summary.num_videos)),
-        ("frames", str(summary.num_frames)),
+        ("videos appended" if args.append else "videos", str(summary.num_videos)),
+        ("frames appended" if args.append else "frames", str(summary.num_frames)),
         ("skipped", str(summary.n_skipped)),
         ("time", f"{summary.seconds:.2f} s"),
         ("frames/s", f"{summary.frames_per_second:.1f}"),
@@ -225,13 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = sub.add_parser(
         "convert",
-        help="convert video files (or a videofolder-style folder) to a new root",
-        description="Convert video files to a new lance-video-frames root. INPUT is a file, a "
-        "glob pattern or a folder (class sub-folders become a label; metadata.csv/jsonl with a "
-        "file_name column adds per-video fields).",
+        help="convert video files (or a videofolder-style folder) to a new root, or append them",
+        description="Convert video files to a new lance-video-frames root (or, with --append, "
+        "add them to an existing one). INPUT is a file, a glob pattern or a folder (class "
+        "sub-folders become a label; metadata.csv/jsonl with a file_name column adds per-video "
+        "fields).",
     )
     convert.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or folders")
-    convert.add_argument("root", metavar="ROOT", help="the root folder to create")
+    convert.add_argument("root", metavar="ROOT", help="the root folder to create (or append to)")
     convert.add_argument("--quality", type=int, default=65, help="WebP quality 0-100 (65)")
     convert.add_argument(
         "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
@@ -243,7 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--on-error", choices=("skip", "raise"), default="skip", help="for unreadable files"
     )
-    convert.add_argument("--overwrite", action="store_true", help="replace an existing ROOT")
+    existing = convert.add_mutually_exclusive_group()
+    existing.add_argument("--overwrite", action="store_true", help="replace an existing ROOT")
+    existing.add_argument(
+        "--append",
+        action="store_true",
+        help="add the videos to an existing ROOT (files already in it are skipped)",
+    )
     convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     convert.set_defaults(func=_convert)
 
@@ -289,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (LVFError, ValueError, FileExistsError, FileNotFoundError) as err:
+    except (LVFError, ValueError, FileExistsError, FileNotFoundError, BlockingIOError) as err:
         print(f"hf-lvf: error: {err}", file=sys.stderr)
         return 2
 
