@@ -17,6 +17,7 @@ from .errors import (
 )
 from .layout import VideoInfo, read_layout
 from .loader import safe_dataloader
+from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
 from .windows import VideoWindows
@@ -40,6 +41,7 @@ __all__ = [
     "__version__",
     "build_card",
     "convert_videos",
+    "merge_roots",
     "push_card",
     "push_to_hub",
     "read_layout",

@@ -136,6 +136,25 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from .layout import read_layout
+    from .merge import merge_roots
+
+    started = time.perf_counter()
+    dest = merge_roots(args.roots, args.dest, overwrite=args.overwrite)
+    layout = read_layout(str(dest))
+    rows = [
+        ("root", str(dest)),
+        ("videos", str(len(layout.videos))),
+        ("frames", str(layout.num_rows)),
+        ("time", f"{time.perf_counter() - started:.2f} s"),
+    ]
+    width_col = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width_col}}  {value}")
+    return 0
+
+
 def _resize(text: str) -> int | tuple[int, int]:
     """``N`` (shorter side) or ``HxW`` (exact)."""
     try:
@@ -254,6 +273,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     convert.set_defaults(func=_convert)
+
+    merge = sub.add_parser(
+        "merge",
+        help="merge roots into a new one (frames copied, not re-encoded)",
+        description="Build the root DEST from the videos of every ROOT, in order, copying each "
+        "frame's WebP bytes as they are. Video ids are shifted past those of the roots before.",
+    )
+    merge.add_argument("roots", nargs="+", metavar="ROOT", help="the roots to merge, in order")
+    merge.add_argument("dest", metavar="DEST", help="the root folder to create")
+    merge.add_argument("--overwrite", action="store_true", help="replace an existing DEST")
+    merge.set_defaults(func=_merge)
 
     push = sub.add_parser(
         "push",

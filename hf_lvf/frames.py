@@ -267,20 +267,24 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
     return removed
 
 
-def scan_frames(
+def scan_frame_bytes(
     uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    """Every row of ``version`` of a root's table, in row order, as frame-schema batches
-    (the WebP bytes as stored: copying them re-encodes nothing)."""
+) -> Iterator[pa.Array]:
+    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
+    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
+    """
     import lance
 
     _enter_lance(uri)
-    ds = lance.dataset(uri, version=version, storage_options=dict(storage_options or {}) or None)
-    for batch in ds.to_batches(columns=FRAME_SCHEMA.names, batch_size=_ROWS_PER_SCAN):
-        yield pa.record_batch(
-            [batch.column(name).cast(FRAME_SCHEMA.field(name).type) for name in FRAME_SCHEMA.names],
-            schema=FRAME_SCHEMA,
+    try:
+        ds = lance.dataset(
+            uri, version=version, storage_options=dict(storage_options or {}) or None
         )
+    except (OSError, ValueError, RuntimeError) as err:
+        raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
+    batches = ds.to_batches(columns=["bytes"], batch_size=_ROWS_PER_SCAN, scan_in_order=True)
+    for batch in batches:
+        yield batch.column(0).cast(pa.large_binary())
 
 
 # Rows per batch when copying a table: a few MB of WebP frames.
