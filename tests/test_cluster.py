@@ -15,13 +15,13 @@ from pathlib import Path
 
 import lance
 import pytest
-from _loading import PROJECT_ROOT, TIMEOUT
+from _loading import PROJECT_ROOT, TIMEOUT, core_crcs
+from _roots import hf_root
 from _videos import write_video
 
 from hf_lvf import convert_videos
 
 pytestmark = pytest.mark.slow
-pytest.importorskip("distributed")
 
 
 def _script(tmp_path: Path, name: str, code: str) -> subprocess.CompletedProcess:
@@ -61,6 +61,7 @@ _DASK_PRELUDE = """
 
 
 def test_dask_localcluster_converts_and_appends(tmp_path, clips):
+    pytest.importorskip("distributed")
     out = _script(
         tmp_path,
         "dask_convert.py",
@@ -91,6 +92,7 @@ def test_dask_localcluster_converts_and_appends(tmp_path, clips):
 
 
 def test_dask_append_killed_mid_write_leaves_the_old_root(tmp_path, clips):
+    pytest.importorskip("distributed")
     root = tmp_path / "root"
     convert_videos(clips[:6], root, workers=0, progress=False)
     before = ((root / "_metadata.json").read_bytes(), _table(root)[0])
@@ -138,3 +140,81 @@ def test_dask_append_killed_mid_write_leaves_the_old_root(tmp_path, clips):
     ds = lance.dataset(str(root))
     referenced = {f.path for frag in ds.get_fragments() for f in frag.metadata.files}
     assert referenced == {p.name for p in (root / "data").iterdir()}
+
+
+def test_torch_distributed_two_ranks_two_workers_each(tmp_path):
+    pytest.importorskip("torch")
+    root = hf_root(tmp_path / "root", (12, 20, 9, 9))
+    params = {"window_length": 3, "hop_size": 2}
+    want = core_crcs(root, **params)
+    assert len(want) % 2 == 0  # so DistributedSampler pads with no repeated window
+    out = tmp_path / "gathered.json"
+    proc = _script(
+        tmp_path,
+        "ranks.py",
+        f"""
+    import json, multiprocessing, zlib
+    import numpy as np
+    import datasets
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from datasets.distributed import split_dataset_by_node
+    from torch.utils.data import DistributedSampler
+    import hf_lvf
+
+    ROOT, PARAMS = {str(root)!r}, {params!r}
+
+    def pairs(loader):
+        out = []
+        for batch in loader:
+            for i, video in zip(batch["sample_idx"], batch["video"]):
+                out.append([int(i), zlib.crc32(np.ascontiguousarray(video.numpy()).tobytes())])
+        return out
+
+    def run(rank, world):
+        # DataLoader workers fork from a forkserver that has imported these once (it never
+        # opens Lance), instead of each importing them: seconds per worker on a busy machine.
+        multiprocessing.set_forkserver_preload(["hf_lvf", "datasets", "torch"])
+        dist.init_process_group("gloo", init_method={"file://" + str(tmp_path / "rdv")!r},
+                                rank=rank, world_size=world)
+        result = {{"streaming": [], "sampler": []}}
+        # The streaming builder, split between the ranks.
+        stream = datasets.load_dataset("hf_lvf", data_dir=ROOT, split="train", streaming=True,
+                                       shard_windows=2, **PARAMS).shuffle(seed=0, buffer_size=4)
+        node = split_dataset_by_node(stream, rank=rank, world_size=world)
+        loader = hf_lvf.safe_dataloader(node, batch_size=2, num_workers=2, timeout=60)
+        for epoch in (0, 1):
+            node.set_epoch(epoch)
+            result["streaming"].append(pairs(loader))
+        # The random-access view with torch's DistributedSampler.
+        windows = hf_lvf.VideoWindows(ROOT, **PARAMS)
+        sampler = DistributedSampler(windows, num_replicas=world, rank=rank, shuffle=True, seed=0)
+        loader = hf_lvf.safe_dataloader(windows, batch_size=2, sampler=sampler, num_workers=2,
+                                        timeout=60)
+        for epoch in (0, 1):
+            sampler.set_epoch(epoch)
+            result["sampler"].append(pairs(loader))
+        gathered = [None] * world
+        dist.all_gather_object(gathered, result)
+        if rank == 0:
+            with open({str(out)!r}, "w") as f:
+                json.dump(gathered, f)
+        dist.destroy_process_group()
+
+    if __name__ == "__main__":
+        mp.spawn(run, args=(2,), nprocs=2, join=True)
+    """,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ranks = json.loads(out.read_text())
+    assert len(ranks) == 2
+    for front_end in ("streaming", "sampler"):
+        orders = []
+        for epoch in (0, 1):
+            per_rank = [rank[front_end][epoch] for rank in ranks]
+            assert all(per_rank), front_end  # both ranks read
+            seen = [tuple(pair) for pairs in per_rank for pair in pairs]
+            assert len(seen) == len(want), front_end  # every window exactly once
+            assert dict(seen) == want, front_end  # with its own pixels
+            orders.append([i for i, _ in seen])
+        assert orders[0] != orders[1], front_end  # a new order per epoch
