@@ -7,7 +7,8 @@ readers open that version, never simply the latest. An append
 1. takes the root's write lock (a ``flock`` on its folder; a second writer
    fails at once instead of interleaving);
 2. reads ``_metadata.json``: the version it names is the *base*;
-3. deletes data files the base does not reference (left by killed appends);
+3. deletes data files the base does not reference, and temporary metadata
+   files (left by killed appends);
 4. writes the new videos as uncommitted fragments into ``data/`` (no version
    lists them, so no reader sees them);
 5. commits them in one Lance ``Append`` after the base's rows (a version past
@@ -198,6 +199,8 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
             f"{METADATA_FILENAME}); use mode='create' to write a new one"
         )
     with write_lock(root):
+        for stale in root.glob(f".{METADATA_FILENAME}.*.tmp"):  # a writer killed mid-write
+            stale.unlink(missing_ok=True)
         layout = read_layout(str(root))
         base = _base_version(root, layout)
         removed = remove_unreferenced_data(root, base)

@@ -115,7 +115,7 @@ def _run_killed(code: str) -> int:
     return proc.returncode
 
 
-@pytest.mark.parametrize("moment", ["writing", "after_commit"])
+@pytest.mark.parametrize("moment", ["writing", "after_commit", "metadata_rename"])
 def test_sigkill_mid_append_leaves_the_old_root_and_needs_no_cleanup(six, tmp_path, moment):
     before = _snapshot(six)
     returncode = _run_killed(
@@ -137,19 +137,24 @@ def test_sigkill_mid_append_leaves_the_old_root_and_needs_no_cleanup(six, tmp_pa
 
         if {moment!r} == "after_commit":  # the Lance version exists, the metadata not yet
             hf_lvf.append.write_metadata_atomic = die
+        if {moment!r} == "metadata_rename":  # the new metadata is written, not renamed
+            os.replace = die
         write_frames({str(six)!r}, [("clip_6", frames(), None)], mode="append")
         """
     )
     assert returncode == -signal.SIGKILL
     assert _snapshot(six) == before  # readable, unchanged
-    if moment == "after_commit":
+    if moment != "writing":
         assert lance.dataset(str(six)).version == 2  # a version no metadata names
+    if moment == "metadata_rename":
+        assert len(list(six.glob("._metadata.json.*.tmp"))) == 1
     # The next append needs no clean-up and equals a fresh write.
     write_frames(six, _videos(NEW), mode="append")
     fresh = write_frames(tmp_path / "fresh", _videos(range(9)))
     assert _snapshot(six)["windows"] == _snapshot(fresh)["windows"]
     assert _snapshot(six)["bytes"] == _snapshot(fresh)["bytes"]
     assert _data_files_referenced(six)
+    assert sorted(p.name for p in six.iterdir()) == sorted(p.name for p in fresh.iterdir())
 
 
 def test_root_without_a_recorded_version_is_upgraded_first(six):
