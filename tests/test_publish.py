@@ -5,6 +5,7 @@ What was sent is read from the Hub stand-in's log of stored uploads (``HubServer
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -34,7 +35,10 @@ def _grow(small: Path, full: Path, dest: Path, *, appends: int) -> Path:
     rest = lance.dataset(str(full)).to_table().slice(start)
     for rows in np.array_split(np.arange(rest.num_rows), appends):
         lance.write_dataset(rest.slice(int(rows[0]), len(rows)), str(dest), mode="append")
-    shutil.copy(full / "_metadata.json", dest / "_metadata.json")
+    # The metadata names the Lance version it describes (see hf_lvf.append).
+    meta = json.loads((full / "_metadata.json").read_text())
+    meta["lance_version"] = lance.dataset(str(dest)).version
+    (dest / "_metadata.json").write_text(json.dumps(meta, indent=1) + "\n")
     return dest
 
 
