@@ -214,7 +214,12 @@ def version_row_count(folder: os.PathLike[str] | str, version: int) -> int:
     import lance
 
     _enter_lance(str(folder))
-    return lance.dataset(str(folder), version=version).count_rows()
+    try:
+        return lance.dataset(str(folder), version=version).count_rows()
+    except (OSError, ValueError, RuntimeError) as err:
+        raise LayoutError(
+            f"cannot open version {version} of the Lance table of root {str(folder)!r}: {err}"
+        ) from err
 
 
 def commit_append(folder: os.PathLike[str] | str, fragments: Sequence[Any], *, base: int) -> int:

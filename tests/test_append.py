@@ -186,3 +186,17 @@ def test_append_errors(six, tmp_path):
     # overwrite=True still means mode="overwrite"
     write_frames(six, _videos([6]), overwrite=True)
     assert [v.key for v in VideoWindows(six).videos] == ["clip_6"]
+
+
+def test_metadata_naming_a_missing_version_is_a_layout_error(six):
+    from hf_lvf import LayoutError
+
+    meta = json.loads((six / "_metadata.json").read_text())
+    (six / "_metadata.json").write_text(json.dumps({**meta, "lance_version": 7}))
+    with pytest.raises(LayoutError, match=r"cannot open version 7 of the Lance table"):
+        write_frames(six, _videos(NEW), mode="append")
+    with pytest.raises(LayoutError, match=r"cannot open the Lance table of root"):
+        VideoWindows(six)[0]
+    (six / "_metadata.json").write_text(json.dumps({**meta, "lance_version": "2"}))
+    with pytest.raises(LayoutError, match=r"field lance_version must be an integer >= 1"):
+        VideoWindows(six)[0]

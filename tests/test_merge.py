@@ -110,3 +110,22 @@ def test_cli_merge(tmp_path, capsys):
     assert "videos  3" in out and "frames  12" in out
     assert cli_main(["merge", str(a), str(tmp_path / "m")]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.hub
+def test_appended_root_on_the_hub_reads_and_merges(hub, tmp_path):
+    from hf_lvf import push_to_hub
+
+    a = _root(tmp_path / "a", "a", (4, 5))
+    write_frames(a, [("a_2", make_frames(6, 32, 48, seed=9), {"label": 2})], mode="append")
+    assert _table(a)[1]["lance_version"] == 2
+    push_to_hub(a, "org/grown", token=hub.token)
+    remote = VideoWindows("hf://datasets/org/grown", window_length=2)
+    local = VideoWindows(a, window_length=2)
+    assert [s["video"].tobytes() for s in remote] == [s["video"].tobytes() for s in local]
+
+    b = _root(tmp_path / "b", "b", (3,))
+    merged = merge_roots(["hf://datasets/org/grown", b], tmp_path / "m")
+    want = merge_roots([a, b], tmp_path / "want")
+    assert _table(merged)[0].equals(_table(want)[0])
+    assert _table(merged)[1]["videos"] == _table(want)[1]["videos"]
