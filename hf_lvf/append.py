@@ -13,7 +13,8 @@ readers open that version, never simply the latest. An append
    lists them, so no reader sees them);
 5. commits them in one Lance ``Append`` after the base's rows (a version past
    the base, committed by an append killed before step 6, is set aside by
-   restoring the base first);
+   restoring the base first; a file that names no version, from another tool,
+   first gets the base recorded);
 6. writes the extended ``_metadata.json`` naming the new version to a
    temporary file and renames it over the old one (``os.replace``).
 
@@ -148,6 +149,11 @@ class AppendTarget:
         :attr:`num_rows`. Returns the new metadata.
         """
         metadata = extend_metadata(self.layout.raw, entries, n_skipped=n_skipped, lineage=lineage)
+        if pinned_version(self.layout) is None:
+            # A root from another tool or an older hf_lvf: record the version its file
+            # describes first (same content otherwise), so that a kill after the commit
+            # below leaves a file that still names the version it describes.
+            write_metadata_atomic(self.root, {**self.layout.raw, LANCE_VERSION_FIELD: self.base})
         version = commit_append(self.root, fragments, base=self.base)
         metadata[LANCE_VERSION_FIELD] = version
         write_metadata_atomic(self.root, metadata)
@@ -224,9 +230,8 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
 
 
 def _base_version(root: Path, layout: RootLayout) -> int:
-    """The Lance version ``_metadata.json`` describes; recorded first if the file does not
-    name one yet (a root from another tool or an older hf_lvf), so a kill later on cannot
-    leave a file that no longer matches the latest version."""
+    """The Lance version ``_metadata.json`` describes: the one it names, else (a root from
+    another tool or an older hf_lvf) the latest, which must then hold its rows."""
     version = pinned_version(layout)
     if version is not None:
         rows = version_row_count(root, version)
@@ -237,6 +242,4 @@ def _base_version(root: Path, layout: RootLayout) -> int:
             f"{layout.metadata_path}: the videos account for {layout.num_rows} rows but Lance "
             f"version {version} of {str(root)!r} has {rows}; cannot append to it"
         )
-    if pinned_version(layout) is None:
-        write_metadata_atomic(root, {**layout.raw, LANCE_VERSION_FIELD: version})
     return version

@@ -161,6 +161,10 @@ def test_root_without_a_recorded_version_is_upgraded_first(six):
     meta = json.loads((six / "_metadata.json").read_text())
     del meta["lance_version"]  # as written by another tool
     (six / "_metadata.json").write_text(json.dumps(meta))
+    before = _snapshot(six)
+    with pytest.raises(ValueError, match=r"appears twice"):  # fails before the commit
+        write_frames(six, _videos([6, 6]), mode="append")
+    assert _snapshot(six) == before  # the file too: byte for byte
     write_frames(six, _videos(NEW), mode="append")
     assert json.loads((six / "_metadata.json").read_text())["lance_version"] == 2
     assert len(VideoWindows(six).videos) == 9
