@@ -104,3 +104,23 @@ def test_cli_append(tmp_path, capsys):
     assert len(VideoWindows(root).videos) == 3
     with pytest.raises(SystemExit):
         cli_main([*args, "--overwrite"])
+
+
+def test_append_a_folder_of_some_of_the_root_classes(tmp_path):
+    from _videos import make_labelled_folder
+
+    root = tmp_path / "root"
+    convert_videos(
+        make_labelled_folder(tmp_path / "week1", metadata=False), root, workers=0, progress=False
+    )
+    week2 = tmp_path / "week2"
+    write_video(week2 / "dog" / "new_0.mp4", 7, (32, 48), seed=40)
+    summary = convert_videos(week2, root, mode="append", workers=0, progress=False)
+    assert summary.num_videos == 1
+    meta = json.loads((root / "_metadata.json").read_text())
+    assert meta["label_names"] == ["cat", "dog"]
+    assert meta["videos"][-1]["path"] == "dog/new_0.mp4"
+    assert meta["videos"][-1]["metadata"]["label"] == 1  # "dog" in the root's classes
+    write_video(tmp_path / "week3" / "bird" / "b_0.mp4", 7, (32, 48), seed=41)
+    with pytest.raises(ValueError, match=r"class folder\(s\) 'bird' are not classes of the root"):
+        convert_videos(tmp_path / "week3", root, mode="append", workers=0, progress=False)

@@ -23,7 +23,7 @@ from ..writer import (
 
 if TYPE_CHECKING:
     pass
-from .appending import _destination, _plan_append, _recorded_resize
+from .appending import _destination, _known_labels, _plan_append, _recorded_resize
 from .decoding import OnError, _FrameOptions, _import_av
 from .pool import (
     _TASKS_PER_WORKER,
@@ -200,7 +200,9 @@ def convert_videos(
         )
     if executor is not None and workers == 0:
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
-    sources, label_names = _collect_sources(inputs, extensions=extensions)
+    sources, label_names = _collect_sources(
+        inputs, extensions=extensions, known_labels=_known_labels(root, mode)
+    )
     _import_av()  # fail before creating anything if PyAV is missing
 
     with _destination(root, mode) as (scratch, target):

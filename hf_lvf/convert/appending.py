@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..append import AppendTarget, WriteMode, appending
+from ..layout import METADATA_FILENAME, read_layout
 from ..writer import atomic_root, check_same_setting
 from .decoding import _FrameOptions, _sha256
 from .sources import _Source
@@ -25,6 +26,14 @@ def _destination(
     else:
         with atomic_root(root, overwrite=mode == "overwrite") as scratch:
             yield scratch, None
+
+
+def _known_labels(root: str | os.PathLike[str], mode: WriteMode) -> list[str] | None:
+    """The class names of the root an append adds to (its new folder labels index them)."""
+    if mode != "append" or not (Path(root) / METADATA_FILENAME).is_file():
+        return None
+    names = read_layout(str(Path(root).absolute())).raw.get("label_names")
+    return list(names) if isinstance(names, list) else None
 
 
 def _recorded_resize(options: _FrameOptions) -> int | list[int] | None:

@@ -58,8 +58,12 @@ def _collect_sources(
     inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     extensions: Sequence[str] = VIDEO_EXTENSIONS,
+    known_labels: Sequence[str] | None = None,
 ) -> tuple[list[_Source], list[str] | None]:
     """Resolve ``inputs`` to the videos to convert, sorted by recorded path.
+
+    ``known_labels`` are the class names of the root appended to: folder labels index
+    into them (a folder of one class is enough), and a class not among them is an error.
 
     Returns:
         The sources, and the sorted label names if folder labels were inferred.
@@ -93,7 +97,7 @@ def _collect_sources(
             found.extend(_Found(file=Path(m).absolute(), path=Path(m).as_posix()) for m in matches)
         else:
             raise FileNotFoundError(f"input {text!r} is not a file, a folder or a glob pattern")
-    label_names = _infer_labels(found)
+    label_names = _infer_labels(found, known_labels)
     return _to_sources(found, label_names), label_names
 
 
@@ -187,14 +191,23 @@ def _attach_metadata(folder: Path, metadata_file: Path, videos: dict[str, _Found
         video.fields = row
 
 
-def _infer_labels(found: list[_Found]) -> list[str] | None:
+def _infer_labels(found: list[_Found], known: Sequence[str] | None = None) -> list[str] | None:
     """Class names from folder names, as ``datasets``' videofolder infers them: only when
-    every video of the folder inputs sits at the same depth, with more than one name."""
+    every video of the folder inputs sits at the same depth, with more than one name (or
+    with ``known`` names, the root's, at least one)."""
     from_folders = [f for f in found if f.depth > 0]
     names = {f.label_dir for f in from_folders}
     depths = {f.depth for f in from_folders}
-    if len(depths) != 1 or None in names or len(names) < 2:
+    if len(depths) != 1 or None in names or len(names) < (1 if known else 2):
         return None
+    if known:
+        unknown = sorted(names - set(known))
+        if unknown:
+            raise ValueError(
+                f"class folder(s) {', '.join(map(repr, unknown))} are not classes of the root "
+                f"appended to (its label_names: {list(known)!r})"
+            )
+        return list(known)
     return sorted(names)
 
 
