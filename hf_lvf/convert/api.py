@@ -161,8 +161,9 @@ def convert_videos(
             swapped in one rename, so an error or a kill leaves the root as it
             was (readers that opened it keep their version). An input whose
             SHA-256 is already in the root is skipped with a
-            :class:`~hf_lvf.errors.SkippedVideoWarning`. ``quality``, ``resize``,
-            ``fps`` and the class folders must be the root's.
+            :class:`~hf_lvf.errors.SkippedVideoWarning`. ``quality``, ``resize``
+            and ``fps`` must be the root's; class folders are labelled by the
+            root's ``label_names`` (a class it lacks is an error).
         overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
         extensions: file endings a folder walk picks up.
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
