@@ -124,3 +124,37 @@ def test_append_a_folder_of_some_of_the_root_classes(tmp_path):
     write_video(tmp_path / "week3" / "bird" / "b_0.mp4", 7, (32, 48), seed=41)
     with pytest.raises(ValueError, match=r"class folder\(s\) 'bird' are not classes of the root"):
         convert_videos(tmp_path / "week3", root, mode="append", workers=0, progress=False)
+
+
+def test_failed_append_through_an_executor_leaves_the_root_and_no_marker(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from _videos import truncate
+
+    from hf_lvf import VideoDecodeError
+
+    files = clips(tmp_path / "clips", 5)
+    root = tmp_path / "root"
+    convert_videos(files[:2], root, workers=0, progress=False)
+    before = (root / "_metadata.json").read_bytes(), table(root)[0]
+    truncate(files[3])
+    with ThreadPoolExecutor(2) as executor, pytest.raises(VideoDecodeError, match=r"v_3.mp4"):
+        convert_videos(
+            files[2:], root, mode="append", executor=executor, on_error="raise", progress=False
+        )
+    assert (root / "_metadata.json").read_bytes() == before[0]
+    assert table(root)[0].equals(before[1])
+    assert sorted(p.name for p in root.iterdir()) == [
+        "_metadata.json",
+        "_transactions",
+        "_versions",
+        "data",
+    ]
+    with ThreadPoolExecutor(2) as executor:  # cancelled workers left nothing that stops these
+        summary = convert_videos(
+            [files[2], files[4]], root, mode="append", executor=executor, progress=False
+        )
+    assert summary.num_videos == 2
+    ds = lance.dataset(str(root))
+    referenced = {f.path for frag in ds.get_fragments() for f in frag.metadata.files}
+    assert referenced == {p.name for p in (root / "data").iterdir()}

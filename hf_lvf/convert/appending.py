@@ -12,6 +12,7 @@ from ..append import AppendTarget, WriteMode, appending
 from ..layout import METADATA_FILENAME, read_layout
 from ..writer import atomic_root, check_same_setting
 from .decoding import _FrameOptions, _sha256
+from .pool import _CANCEL_MARKER
 from .sources import _Source
 
 
@@ -22,7 +23,14 @@ def _destination(
     """``(folder the workers write into, the append target or None)``."""
     if mode == "append":
         with appending(root) as target:
-            yield target.root, target
+            # The workers write into the root itself, so the marker that cancels them must
+            # not outlive this run (a scratch folder would have taken it along).
+            marker = target.root / _CANCEL_MARKER
+            marker.unlink(missing_ok=True)
+            try:
+                yield target.root, target
+            finally:
+                marker.unlink(missing_ok=True)
     else:
         with atomic_root(root, overwrite=mode == "overwrite") as scratch:
             yield scratch, None
