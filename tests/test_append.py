@@ -79,13 +79,16 @@ def test_append_keeps_old_frames_and_equals_a_fresh_write(six, tmp_path):
     assert sorted(p.name for p in six.parent.iterdir()) == ["fresh", "root"]  # no leftovers
 
 
-def test_streaming_dataset_opened_before_an_append_keeps_its_version(six):
-    params = {"data_dir": str(six), "split": "train", "streaming": True, **WINDOW}
+@pytest.mark.parametrize("streaming", [True, False])
+def test_dataset_opened_before_an_append_keeps_its_windows(six, tmp_path, streaming):
+    params = {"data_dir": str(six), "split": "train", "streaming": streaming, **WINDOW}
+    if not streaming:
+        params["cache_dir"] = str(tmp_path / "cache")
     opened = datasets.load_dataset("hf_lvf", **params)
     want = [s["video"].tobytes() for s in VideoWindows(six, **WINDOW)]
     write_frames(six, _videos(NEW), mode="append")
-    assert [np.asarray(r["video"]).tobytes() for r in opened] == want
-    reopened = datasets.load_dataset("hf_lvf", **params)
+    assert [np.asarray(r["video"], dtype=np.uint8).tobytes() for r in opened] == want
+    reopened = datasets.load_dataset("hf_lvf", **params)  # the same cache: it sees the change
     assert len(list(reopened)) == len(VideoWindows(six, **WINDOW)) > len(want)
 
 
