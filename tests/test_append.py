@@ -186,8 +186,11 @@ def test_append_errors(six, tmp_path):
         write_frames(six, _videos([6]), mode="append", quality=80)
     with pytest.raises(ValueError, match=r"video key 'clip_2' is already in the root"):
         write_frames(six, _videos([2]), mode="append")
-    with write_lock(six), pytest.raises(BlockingIOError, match=r"another process is writing"):
-        write_frames(six, _videos([6]), mode="append")
+    with write_lock(six):
+        with pytest.raises(BlockingIOError, match=r"another process is writing"):
+            write_frames(six, _videos([6]), mode="append")
+        with pytest.raises(BlockingIOError, match=r"another process is writing"):
+            write_frames(six, _videos([6]), mode="overwrite")
     assert lance.dataset(str(six)).version == 1
     assert _data_files_referenced(six)
     # overwrite=True still means mode="overwrite"

@@ -102,17 +102,16 @@ def test_dask_append_killed_mid_write_leaves_the_old_root(tmp_path, clips):
         "dask_killed.py",
         _DASK_PRELUDE
         + f"""
-    import hf_lvf.convert.api
+    from concurrent.futures import Executor
 
-    class DieOnFirstResult:  # the progress bar hears of each finished video
-        def update(self, n):
-            die()
+    class DieOnFirstResult(Executor):  # the cluster's executor; this process dies as soon
+        def __init__(self, inner):     # as the first new video is written
+            self.inner = inner
 
-        def set_postfix(self, *args, **kwargs):
-            pass
-
-        def close(self):
-            pass
+        def submit(self, fn, *args, **kwargs):
+            future = self.inner.submit(fn, *args, **kwargs)
+            future.add_done_callback(die)
+            return future
 
     if __name__ == "__main__":
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -122,9 +121,8 @@ def test_dask_append_killed_mid_write_leaves_the_old_root(tmp_path, clips):
         pids += [w.process.pid for w in cluster.workers.values()]
         print(json.dumps(pids), flush=True)  # so the test can end them after the kill
         # Killed when the first new video is written, while the workers write the others.
-        hf_lvf.convert.api._progress_bar = lambda total, enabled: DieOnFirstResult()
         convert_videos({[str(f) for f in clips[6:]]!r}, {str(root)!r}, mode="append",
-                       executor=client.get_executor(), progress=False)
+                       executor=DieOnFirstResult(client.get_executor()), progress=False)
     """,
     )
     for pid in json.loads(out.stdout.strip().splitlines()[0]):
