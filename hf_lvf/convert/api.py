@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import commit_fragments
 from ..layout import VideoInfo
+from ..sizes import Crop
 from ..writer import (
     atomic_root,
     build_metadata,
@@ -86,6 +87,7 @@ def convert_videos(
     *,
     quality: int = 65,
     resize: int | tuple[int, int] | None = None,
+    crop: Crop = "none",
     fps: float | None = None,
     workers: int | None = None,
     executor: Executor | None = None,
@@ -134,6 +136,12 @@ def convert_videos(
             side to ``n`` (the longer one by the same factor, rounded); ``(H, W)``
             resizes to exactly that. FFmpeg's swscale resizes (area averaging
             when shrinking, bicubic when enlarging).
+        crop: ``"none"`` keeps the whole frame as described under ``resize``;
+            ``"center"`` gives every video one size, the usual video-model
+            preprocessing: the frame is scaled, keeping its aspect ratio, to cover
+            ``resize`` (``N x N`` for an int, so the shorter side becomes ``N``),
+            then its middle is cut out (torchvision's ``CenterCrop`` rounding).
+            Recorded as ``crop`` in ``_metadata.json``.
         fps: ``None`` keeps every decoded frame. Otherwise frames are picked by
             presentation timestamp at output ticks ``t_k = t_0 + k / fps`` (``t_0``
             the first frame's timestamp, ticks up to the last frame's): the last
@@ -175,7 +183,7 @@ def convert_videos(
         (120, 1)
     """
     started = time.perf_counter()
-    options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error)
+    options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error, crop=crop)
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
     ):
@@ -257,6 +265,7 @@ def convert_videos(
                 **dict(lineage or {}),
             },
         )
+        metadata["crop"] = options.crop
         if label_names is not None:
             metadata["label_names"] = label_names
         write_metadata(scratch, metadata)

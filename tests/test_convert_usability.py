@@ -1,0 +1,89 @@
+"""convert_videos for real collections: one frame size by center crop, progress in frames,
+and a clear error for scripts without the ``if __name__ == "__main__":`` guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
+from _videos import webp_roundtrip, write_video
+
+from hf_lvf import VideoWindows, convert_videos
+from hf_lvf.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parents[1]
+# (H, W) of the sources -> the size each is scaled to before the middle 32x32 is kept, and
+# the crop's top-left corner: worked out by hand (shorter side to 32, the other rounded).
+SOURCES = {
+    "wide.mp4": ((48, 64), (32, 43), (0, 6)),
+    "tall.webm": ((64, 48), (43, 32), (6, 0)),
+    "pano.mkv": ((40, 90), (32, 72), (0, 20)),
+}
+
+
+def _collection(folder: Path) -> Path:
+    for seed, (name, (size, _, _)) in enumerate(SOURCES.items()):
+        write_video(folder / name, 6 + seed, size, seed=seed)
+    return folder
+
+
+def test_mixed_aspect_ratios_to_one_size_by_center_crop(tmp_path: Path) -> None:
+    folder = _collection(tmp_path / "clips")
+    kept = convert_videos(folder, tmp_path / "kept", resize=32, workers=0, progress=False).root
+    with pytest.raises(ValueError, match="differ in size .* crop='center'.*resize=N, crop="):
+        VideoWindows(kept)
+    root = convert_videos(
+        folder, tmp_path / "root", resize=32, crop="center", workers=0, progress=False
+    ).root
+    meta = read_meta(root)
+    assert (meta["resize"], meta["crop"]) == (32, "center")
+    by_path = {v["path"]: v for v in meta["videos"]}
+    windows = VideoWindows(root)  # one size: no frame_size needed
+    for video_idx, video in enumerate(meta["videos"]):
+        (height, width), scaled, (top, left) = SOURCES[video["path"]]
+        assert (video["H"], video["W"]) == (32, 32)
+        with av.open(str(folder / video["path"])) as container:
+            shrink = scaled[0] <= height
+            want = [
+                f.to_ndarray(
+                    format="rgb24",
+                    height=scaled[0],
+                    width=scaled[1],
+                    interpolation="AREA" if shrink else "BICUBIC",
+                )[top : top + 32, left : left + 32]
+                for f in container.decode(video=0)
+            ]
+        got = windows.read_video(np.asarray(windows.plan.video_windows(video_idx)))[:, 0]
+        np.testing.assert_array_equal(got, [webp_roundtrip(np.ascontiguousarray(w)) for w in want])
+    assert set(by_path) == set(SOURCES)
+    # The windows are the reference reader's windows of the cropped frames.
+    windows = VideoWindows(root, window_length=3, hop_size=2)
+    plan = oracle_windows(meta, window_length=3, frame_skip=0, hop_size=2, min_video_frames=None)
+    want = [oracle_sample(root, meta, plan, i) for i in range(len(plan))]
+    assert_same_samples(windows.take(list(range(len(windows)))), want)
+
+
+def test_center_crop_to_a_rectangle_and_arguments(tmp_path: Path) -> None:
+    file = write_video(tmp_path / "a.mp4", 3, (48, 64))
+    root = convert_videos(
+        file, tmp_path / "r", resize=(20, 30), crop="center", workers=0, progress=False
+    ).root
+    video = read_meta(root)["videos"][0]
+    assert (video["H"], video["W"]) == (20, 30)
+    with pytest.raises(ValueError, match=r"crop='center' needs resize= .* resize=224, crop="):
+        convert_videos(file, tmp_path / "x", crop="center")
+    with pytest.raises(ValueError, match=r"crop must be one of \('none', 'center'\), got 'mid'"):
+        convert_videos(file, tmp_path / "x", resize=8, crop="mid")
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_convert_crop(tmp_path: Path, capsys) -> None:
+    folder = _collection(tmp_path / "clips")
+    args = ["convert", str(folder), str(tmp_path / "root"), "--resize", "16", "--crop", "center"]
+    assert cli_main([*args, "--workers", "0", "--no-progress"]) == 0
+    capsys.readouterr()
+    meta = read_meta(tmp_path / "root")
+    assert {(v["H"], v["W"]) for v in meta["videos"]} == {(16, 16)}
