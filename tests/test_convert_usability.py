@@ -3,6 +3,10 @@ and a clear error for scripts without the ``if __name__ == "__main__":`` guard."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import av
@@ -87,3 +91,58 @@ def test_cli_convert_crop(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     meta = read_meta(tmp_path / "root")
     assert {(v["H"], v["W"]) for v in meta["videos"]} == {(16, 16)}
+
+
+# --- scripts without the __main__ guard ------------------------------------------------------
+
+UNGUARDED = """
+import hf_lvf
+
+def main():
+    hf_lvf.convert_videos({video!r}, {root!r}, workers=1, progress=False)
+
+main()
+"""
+GUARDED = """
+import hf_lvf
+
+if __name__ == "__main__":
+    hf_lvf.convert_videos({video!r}, {root!r}, workers=1, progress=False)
+    print("converted")
+"""
+
+
+def _run_script(path: Path, code: str) -> subprocess.CompletedProcess:
+    path.write_text(textwrap.dedent(code))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_unguarded_script_is_told_about_the_guard(tmp_path: Path) -> None:
+    video = str(write_video(tmp_path / "a.mp4", 4))
+    root = str(tmp_path / "root")
+    script = tmp_path / "convert_script.py"
+    result = _run_script(script, UNGUARDED.format(video=video, root=root))
+    assert result.returncode == 1, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"RuntimeError: convert_videos is called from {str(script)!r}, line 7, outside "
+        '`if __name__ == "__main__":`; put the script\'s top-level code under '
+        '`if __name__ == "__main__":`'
+    ), result.stderr
+    assert "BrokenProcessPool" not in result.stderr
+    assert not Path(root).exists()
+    # The same call under the guard converts (with a spawned worker).
+    result = _run_script(script, GUARDED.format(video=video, root=root))
+    assert result.returncode == 0 and result.stdout == "converted\n", result.stderr
+    assert read_meta(Path(root))["videos"][0]["T"] == 4
+
+
+def test_unguarded_safe_dataloader(tmp_path: Path) -> None:
+    code = "import hf_lvf\nloader = hf_lvf.safe_dataloader(list(range(4)), num_workers=1)\n"
+    result = _run_script(tmp_path / "train.py", code)
+    assert "RuntimeError: safe_dataloader is called from" in result.stderr
+    assert "line 2, outside `if __name__" in result.stderr
+    # Under a guard (pytest's own main is one) it starts workers: tests/test_dataloader.py.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import commit_fragments
 from ..layout import VideoInfo
+from ..loader import check_main_guard
 from ..sizes import Crop
 from ..writer import (
     atomic_root,
@@ -175,6 +176,8 @@ def convert_videos(
         ImportError: PyAV is not installed.
         VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or
             no input could be converted.
+        RuntimeError: called from a script's top level without the
+            ``if __name__ == "__main__":`` guard, which spawned workers need.
         concurrent.futures.process.BrokenProcessPool: a worker process died.
 
     Example:
@@ -194,6 +197,8 @@ def convert_videos(
         )
     if executor is not None and workers == 0:
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+    if executor is None and workers != 0:
+        check_main_guard("convert_videos")  # before its worker processes would re-run the script
     sources, label_names = _collect_sources(inputs, extensions=extensions)
     _import_av()  # fail before creating anything if PyAV is missing
 
