@@ -146,3 +146,51 @@ def test_unguarded_safe_dataloader(tmp_path: Path) -> None:
     assert "RuntimeError: safe_dataloader is called from" in result.stderr
     assert "line 2, outside `if __name__" in result.stderr
     # Under a guard (pytest's own main is one) it starts workers: tests/test_dataloader.py.
+
+
+# --- progress in frames --------------------------------------------------------------------
+
+
+class _RecordingBar:
+    """Stands in for the tqdm bar: keeps every frames count shown and the videos done."""
+
+    def __init__(self, total: int, *, enabled: bool):
+        self.frames: list[tuple[int, int]] = []  # (videos done, frames shown)
+        self.videos = 0
+
+    def set_postfix(self, *args, **kwargs) -> None:
+        self.frames.append((self.videos, kwargs["frames"]))
+
+    def update(self, n: int) -> None:
+        self.videos += n
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("workers", [0, "threads"])
+def test_progress_counts_frames_of_a_long_video(tmp_path: Path, monkeypatch, workers) -> None:
+    import hf_lvf.convert.api as api
+    import hf_lvf.convert.pool as pool
+
+    bars: list[_RecordingBar] = []
+    monkeypatch.setattr(
+        api, "_progress_bar", lambda *a, **k: bars.append(_RecordingBar(*a, **k)) or bars[-1]
+    )
+    monkeypatch.setattr(pool, "_PROGRESS_SECONDS", 0.005)
+    file = write_video(tmp_path / "long.mp4", 200, (64, 64))
+    kwargs = {"workers": 0} if workers == 0 else {"executor": _threads()}
+    summary = convert_videos(file, tmp_path / "root", **kwargs)
+    (bar,) = bars
+    during = [frames for videos, frames in bar.frames if videos == 0]
+    # Shown while the one video was under way, growing, in steps of written batches.
+    assert [f for f in during if 0 < f < 200], bar.frames
+    assert during == sorted(during)
+    assert bar.frames[-1] == (0, 200) and bar.videos == 1 and summary.num_frames == 200
+    assert not [p.name for p in summary.root.iterdir() if p.name.startswith(".hf_lvf")]
+
+
+def _threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -163,8 +164,9 @@ def convert_videos(
         overwrite: replace an existing root (atomically) instead of refusing.
         extensions: file endings a folder walk picks up.
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
-        progress: show a progress bar (videos done, frames written, files
-            skipped); ``huggingface_hub``'s progress-bar settings apply.
+        progress: show a progress bar: videos done, and frames written (also
+            while a long video is under way, updated every half second) and files
+            skipped; ``huggingface_hub``'s progress-bar settings apply.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -210,22 +212,35 @@ def convert_videos(
         results: dict[int, _Result] = {}
         bar = _progress_bar(len(tasks), enabled=progress)
         counts = {"frames": 0, "skipped": 0}
+        under_way: dict[int, int] = {}  # frames written so far by the tasks still running
+
+        def show() -> None:
+            bar.set_postfix(
+                frames=counts["frames"] + sum(under_way.values()), skipped=counts["skipped"]
+            )
+
+        def on_progress(video_id: int, frames: int) -> None:
+            if video_id not in results and under_way.get(video_id) != frames:
+                under_way[video_id] = frames
+                show()
 
         def on_result(result: _Result) -> None:
             results[result.video_id] = result
+            under_way.pop(result.video_id, None)
             counts["frames"] += result.num_frames
             if result.skipped is not None:
                 counts["skipped"] += 1
                 logger.info("skipped %s: %s", sources[result.video_id].path, result.skipped)
-            bar.set_postfix(counts, refresh=False)
+            show()
             bar.update(1)
 
         try:
             if executor is not None:
                 window = _TASKS_PER_WORKER * (workers or _cores())
-                _run(tasks, lambda t: executor.submit(_convert_one, t), window, scratch, on_result)
+                submit = functools.partial(executor.submit, _convert_one)
+                _run(tasks, submit, window, scratch, on_result, on_progress)
             elif workers == 0:
-                _run(tasks, None, 1, scratch, on_result)
+                _run(tasks, None, 1, scratch, on_result, on_progress)
             else:
                 n = workers or max(1, min(_cores(), len(tasks)))
                 import multiprocessing
@@ -237,7 +252,8 @@ def convert_videos(
                 )
                 try:
                     window = _TASKS_PER_WORKER * n
-                    _run(tasks, lambda t: _submit_to_pool(pool, t), window, scratch, on_result)
+                    submit = functools.partial(_submit_to_pool, pool)
+                    _run(tasks, submit, window, scratch, on_result, on_progress)
                 finally:
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
