@@ -203,3 +203,20 @@ def test_center_crop_on_read(tmp_path):
         assert crop_box(image.height, image.width, 24, 24, "center") == box
         want = image.resize((24, 24), Image.Resampling.BILINEAR, box=box)
         np.testing.assert_array_equal(sample["video"][0], np.asarray(want))
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["map", "streaming"])
+def test_center_crop_in_load_dataset(tmp_path, streaming):
+    from _loading import assert_rows_equal
+    from datasets import load_dataset
+
+    videos = foreign_videos((4, 5))
+    videos[1]["frames"] = [f.transpose(1, 0, 2).copy() for f in videos[1]["frames"]]
+    root = write_foreign_root(tmp_path / "r", videos)
+    params = {"window_length": 2, "frame_size": (24, 24), "crop": "center"}
+    with pytest.raises(ValueError, match="crop='center' needs frame_size"):
+        load_dataset("hf_lvf", data_dir=str(root), split="train", crop="center")
+    ds = load_dataset("hf_lvf", data_dir=str(root), split="train", streaming=streaming, **params)
+    assert_rows_equal(ds, list(VideoWindows(root, **params)))
+    if not streaming:
+        assert ds.features["video"].crop == "center"
