@@ -212,6 +212,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 frame_skip=self.config.frame_skip,
                 roots=tuple(layout.uri for layout in self._layouts),
                 crop=self.config.crop,
+                max_frame_pixels=self.config.max_frame_pixels,
             )
         features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
         return datasets.Features(features)

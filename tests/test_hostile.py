@@ -220,3 +220,15 @@ def test_center_crop_in_load_dataset(tmp_path, streaming):
     assert_rows_equal(ds, list(VideoWindows(root, **params)))
     if not streaming:
         assert ds.features["video"].crop == "center"
+
+
+def test_raised_pixel_limit_reaches_map_style_decoding(tmp_path):
+    from datasets import load_dataset
+
+    root = hf_root(tmp_path / "r")
+    pixels = FRAME_SIZE[0] * FRAME_SIZE[1]
+    with pytest.raises(LayoutError, match="above max_frame_pixels"):
+        load_dataset("hf_lvf", data_dir=str(root), split="train", max_frame_pixels=pixels - 1)
+    ds = load_dataset("hf_lvf", data_dir=str(root), split="train", max_frame_pixels=pixels)
+    assert ds.features["video"].max_frame_pixels == pixels
+    np.testing.assert_array_equal(ds[0]["video"], VideoWindows(root)[0]["video"])
