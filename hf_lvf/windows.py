@@ -287,19 +287,11 @@ class VideoWindows:
         video, video_idx, start_frame, frame_indices = self._read(idx)
         return self._samples(idx, video_idx, start_frame, frame_indices, video)
 
-    def _samples(
-        self,
-        idx: np.ndarray,
-        video_idx: np.ndarray,
-        start_frame: np.ndarray,
-        frame_indices: np.ndarray,
-        video: Sequence[Any],
-    ) -> list[dict[str, Any]]:
-        """Sample dicts in FORMAT.md's key order; ``video[b]`` is the value of their ``video``
-        (pixels here, a reference in the map-style builder)."""
-        return build_samples(
-            self._layout.videos, self._fields, idx, video_idx, start_frame, frame_indices, video
-        )
+    def _samples(self, *columns: Any) -> list[dict[str, Any]]:
+        """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
+        ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
+        the map-style builder): :func:`hf_lvf.samples.build_samples` of this root."""
+        return build_samples(self._layout.videos, self._fields, *columns)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices
 

@@ -23,6 +23,7 @@ import pytest
 from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
 from _videos import (
     decode_rgb,
+    decode_scaled,
     make_labelled_folder,
     psnr,
     truncate,
@@ -211,19 +212,7 @@ def test_resize(tmp_path: Path, resize, stored, recorded) -> None:
     meta = read_meta(root)
     assert (meta["videos"][0]["H"], meta["videos"][0]["W"]) == stored
     assert meta["resize"] == recorded
-    import av
-
-    with av.open(str(file)) as container:
-        shrink = stored[0] <= 211
-        want = [
-            f.to_ndarray(
-                format="rgb24",
-                height=stored[0],
-                width=stored[1],
-                interpolation="AREA" if shrink else "BICUBIC",
-            )
-            for f in container.decode(video=0)
-        ]
+    want = decode_scaled(file, stored, shrink=stored[0] <= 211)
     got = stored_frames(root, 0)
     assert got.shape == (4, *stored, 3)
     np.testing.assert_array_equal(got, [webp_roundtrip(w) for w in want])

@@ -9,11 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import av
 import numpy as np
 import pytest
 from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
-from _videos import webp_roundtrip, write_video
+from _videos import decode_scaled, webp_roundtrip, write_video
 
 from hf_lvf import VideoWindows, convert_videos
 from hf_lvf.cli import main as cli_main
@@ -49,17 +48,8 @@ def test_mixed_aspect_ratios_to_one_size_by_center_crop(tmp_path: Path) -> None:
     for video_idx, video in enumerate(meta["videos"]):
         (height, width), scaled, (top, left) = SOURCES[video["path"]]
         assert (video["H"], video["W"]) == (32, 32)
-        with av.open(str(folder / video["path"])) as container:
-            shrink = scaled[0] <= height
-            want = [
-                f.to_ndarray(
-                    format="rgb24",
-                    height=scaled[0],
-                    width=scaled[1],
-                    interpolation="AREA" if shrink else "BICUBIC",
-                )[top : top + 32, left : left + 32]
-                for f in container.decode(video=0)
-            ]
+        scaled_frames = decode_scaled(folder / video["path"], scaled, shrink=scaled[0] <= height)
+        want = [f[top : top + 32, left : left + 32] for f in scaled_frames]
         got = windows.read_video(np.asarray(windows.plan.video_windows(video_idx)))[:, 0]
         np.testing.assert_array_equal(got, [webp_roundtrip(np.ascontiguousarray(w)) for w in want])
     assert set(by_path) == set(SOURCES)
