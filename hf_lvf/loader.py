@@ -66,13 +66,13 @@ def _unguarded_main_line(frame: FrameType | None) -> str | None:
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return None
     line = frame.f_lineno
-    for node in tree.body:
-        if node.lineno <= line <= (node.end_lineno or node.lineno):
-            return None if _is_main_guard(node) else f"{path!r}, line {line}"
-    return None
+    for node in ast.walk(tree):  # the guard may sit inside a try:, a with: ...
+        if _is_main_guard(node) and node.lineno <= line <= (node.end_lineno or line):
+            return None
+    return f"{path!r}, line {line}"
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
+def _is_main_guard(node: ast.AST) -> bool:
     if not isinstance(node, ast.If):
         return False
     for compare in ast.walk(node.test):

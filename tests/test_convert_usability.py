@@ -135,6 +135,14 @@ def test_unguarded_safe_dataloader(tmp_path: Path) -> None:
     result = _run_script(tmp_path / "train.py", code)
     assert "RuntimeError: safe_dataloader is called from" in result.stderr
     assert "line 2, outside `if __name__" in result.stderr
+    # A guard anywhere around the call counts (building the loader starts no worker yet).
+    code = (
+        "import hf_lvf\ntry:\n    if '__main__' == __name__:\n"
+        "        hf_lvf.safe_dataloader(list(range(4)), num_workers=1)\n"
+        "        print('built')\nfinally:\n    pass\n"
+    )
+    result = _run_script(tmp_path / "train.py", code)
+    assert result.stdout == "built\n", result.stderr
     # Under a guard (pytest's own main is one) it starts workers: tests/test_dataloader.py.
 
 
