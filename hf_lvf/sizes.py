@@ -13,6 +13,7 @@ Pillow: pixels per frame, and bytes per batch of decoded windows.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 from collections.abc import Sequence
@@ -87,6 +88,7 @@ class FrameSizing:
         return self.max_batch_bytes or default_max_batch_bytes()
 
 
+@functools.cache  # the machine's memory does not change while we run
 def default_max_batch_bytes() -> int:
     """Default of ``max_batch_bytes``: half this machine's physical memory (4 GiB if unknown)."""
     try:

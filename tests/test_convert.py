@@ -440,6 +440,13 @@ def test_peak_memory_does_not_grow_with_video_length(tmp_path: Path) -> None:
         ({"resize": 0}, ValueError, r"resize must be >= 1, got 0"),
         ({"resize": (10, 0)}, ValueError, r"resize must be None, a positive int .* \(10, 0\)"),
         ({"resize": "64"}, ValueError, r"resize must be None, .* got '64'"),
+        ({"resize": (10**6, 10**6)}, ValueError, r"larger than WebP's 16383 pixels per side"),
+        (
+            {"resize": 8000},
+            ValueError,
+            r"resize=8000 would store 8000x8000 \(HxW\) = 64,000,000 pixels per frame, above "
+            r"max_frame_pixels=33,554,432",
+        ),
         ({"fps": 0}, ValueError, r"fps must be a positive finite number or None, got 0"),
         ({"fps": float("nan")}, ValueError, r"fps must be a positive .* got nan"),
         ({"workers": -1}, ValueError, r"workers must be None or an integer >= 0, got -1"),

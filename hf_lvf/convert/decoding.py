@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..sizes import Crop, center_offsets, check_crop, cover_size
+from ..sizes import (
+    DEFAULT_MAX_FRAME_PIXELS,
+    WEBP_MAX_SIDE,
+    Crop,
+    center_offsets,
+    check_crop,
+    cover_size,
+    frame_pixels_problem,
+)
 from ..writer import (
     check_quality,
 )
@@ -79,22 +87,31 @@ class _FrameOptions:
 def _check_resize(resize: object) -> int | tuple[int, int] | None:
     if resize is None:
         return None
+    checked: int | tuple[int, int]
     if isinstance(resize, numbers.Integral) and not isinstance(resize, bool):
         if resize < 1:
             raise ValueError(f"resize must be >= 1, got {resize!r}")
-        return int(resize)
-    if (
+        checked = int(resize)
+        sides = (checked, checked)  # at least: the shorter side is N
+    elif (
         isinstance(resize, Sequence)
         and not isinstance(resize, str)
         and len(resize) == 2
         and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in resize)
         and min(resize) >= 1
     ):
-        return int(resize[0]), int(resize[1])
-    raise ValueError(
-        f"resize must be None, a positive int (the shorter side) or a pair of positive ints "
-        f"(H, W), got {resize!r}"
-    )
+        checked = sides = (int(resize[0]), int(resize[1]))
+    else:
+        raise ValueError(
+            f"resize must be None, a positive int (the shorter side) or a pair of positive ints "
+            f"(H, W), got {resize!r}"
+        )
+    if max(sides) > WEBP_MAX_SIDE:
+        raise ValueError(f"resize={resize!r} is larger than WebP's {WEBP_MAX_SIDE} pixels per side")
+    problem = frame_pixels_problem(*sides, DEFAULT_MAX_FRAME_PIXELS)
+    if problem is not None:
+        raise ValueError(f"resize={resize!r} would store {problem}, the readers' default limit")
+    return checked
 
 
 def _check_fps(fps: object) -> Fraction | None:
