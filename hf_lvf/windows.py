@@ -139,6 +139,8 @@ class VideoWindows:
     ) -> VideoWindows:
         """Build a view over an already read layout (front ends that read it once); ``sizing``
         (all the size options) or ``frame_size`` (only that) says how to size frames."""
+        if sizing is not None and frame_size is not None:
+            raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
         self._setup(layout, params, sizing, storage_options, decode_threads)
