@@ -167,6 +167,12 @@ def test_mixed_sizes_and_unknown_fps(tmp_path):
     VideoWindows(root, window_length=4, frame_size=(32, 48), crop="center")
 
 
+def test_mixed_sizes_of_one_aspect_ratio_are_resized_not_cropped(tmp_path):
+    specs = [("a", 8, (32, 48), {}), ("b", 8, (32, 48), {}), ("c", 8, (16, 24), {})]
+    text = str(build_card(write_frames(tmp_path / "r", _videos(specs)), window_length=4))
+    assert "    frame_size=(32, 48),\n" in text and "crop=" not in text
+
+
 def test_user_sections_and_metadata_survive_regeneration(clips):
     first = str(build_card(clips, repo_id="org/clips", window_length=8, license="mit"))
     assert set(user_sections(first)) == {"description", "license", "citation"}
