@@ -129,7 +129,8 @@ def convert_videos(
             ``metadata.csv`` / ``metadata.jsonl`` in the folder adds its columns
             as per-video fields to the file its ``file_name`` column names
             (relative to the metadata file; a ``label`` column overrides the
-            folder label; a video without a row gets ``None`` for each column).
+            folder label; a video without a row gets ``null`` for each column, which readers
+            turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
             Files and glob matches are recorded by the path given.
         root: the folder to create; it must be on a filesystem every worker can
             reach (workers write into it).
