@@ -15,15 +15,18 @@ from .errors import (
     SkippedVideoWarning,
     VideoDecodeError,
 )
-from .layout import VideoInfo, read_layout
+from .layout import MISSING_VALUES, VideoInfo, read_layout
 from .loader import safe_dataloader
 from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
+from .sizes import DEFAULT_MAX_FRAME_PIXELS
 from .windows import VideoWindows
 from .writer import write_frames
 
 __all__ = [
+    "DEFAULT_MAX_FRAME_PIXELS",
+    "MISSING_VALUES",
     "ConversionSummary",
     "ForkSafetyError",
     "FrameDecodeError",

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 
 from ._datasets import register_window_feature
 from .plan import WindowParams
+from .sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
 from .windows import VideoWindows
 
 _REFERENCE_FIELDS = ("root", "video_idx", "start_frame")
@@ -54,6 +55,10 @@ class WindowVideo:
             ``(window_length, H, W, 3)``, dtype ``"uint8"``.
         frame_skip: frames skipped between two frames of a window.
         roots: the roots (URIs) that the stored ``root`` indices point into.
+        crop: how frames of another size are brought to the array's ``(H, W)``
+            (``"none"``: stretched; ``"center"``: scaled to cover, middle cut out).
+        max_frame_pixels: the per-frame pixel limit of the roots' declared sizes
+            (see :class:`hf_lvf.VideoWindows`).
         decode: decode to pixels when read; ``False`` gives the stored reference
             ``{"root": int, "video_idx": int, "start_frame": int}``.
 
@@ -71,6 +76,8 @@ class WindowVideo:
     array: datasets.Array4D | None = None
     frame_skip: int = 0
     roots: tuple[str, ...] = ()
+    crop: Crop = "none"
+    max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     decode: bool = True
     id: str | None = field(default=None, repr=False)
     pa_type: ClassVar[Any] = pa.struct({name: pa.int32() for name in _REFERENCE_FIELDS})
@@ -95,6 +102,8 @@ class WindowVideo:
         if isinstance(self.roots, str) or not all(isinstance(r, str) for r in self.roots):
             raise TypeError(f"roots must be a sequence of root URIs, got {self.roots!r}")
         self.roots = tuple(self.roots)
+        check_crop(self.crop)
+        self.max_frame_pixels = check_limit("max_frame_pixels", self.max_frame_pixels)
 
     def __call__(self) -> pa.DataType:
         return self.pa_type
@@ -179,10 +188,11 @@ class WindowVideo:
         if not self.decode:
             raise RuntimeError("decode_example on a WindowVideo(decode=False) feature")
         uri, video_idx, start_frame = self._resolve(value)
-        view = _decoder(uri, self._params(), self.array.shape[1:3])
+        size = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
+        view = _decoder(uri, self._params(), size)
         window = _window_index(view, uri, video_idx, start_frame)
         pixels = view.read_video([window])[0]
-        _remember(pixels, (uri, self._params(), self.array.shape[1:3], video_idx, start_frame))
+        _remember(pixels, (uri, self._params(), size, video_idx, start_frame))
         return pixels
 
     def _params(self) -> WindowParams:
@@ -215,7 +225,8 @@ class WindowVideo:
         if self.array is None or pixels.shape != self.array.shape or pixels.dtype != np.uint8:
             return None
         for uri, params, size, video_idx, start_frame in _recalled(pixels):
-            if uri not in self.roots or params != self._params() or size != self.array.shape[1:3]:
+            wanted = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
+            if uri not in self.roots or params != self._params() or size != wanted:
                 continue
             view = _decoder(uri, params, size)
             fresh = view.read_video([_window_index(view, uri, video_idx, start_frame)])[0]
@@ -300,8 +311,9 @@ def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
     return view
 
 
-def _decoder(uri: str, params: WindowParams, size: tuple[int, int]) -> VideoWindows:
-    """The view that decodes references into ``uri`` in this process (opened lazily)."""
+def _decoder(uri: str, params: WindowParams, size: tuple[int, int, Crop, int]) -> VideoWindows:
+    """The view that decodes references into ``uri`` in this process (opened lazily), at
+    ``size``: ``(H, W, crop, max_frame_pixels)``."""
     # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
     # whatever hop_size and min_video_frames the references were made with.
     return process_view(
@@ -311,7 +323,9 @@ def _decoder(uri: str, params: WindowParams, size: tuple[int, int]) -> VideoWind
             window_length=params.window_length,
             frame_skip=params.frame_skip,
             hop_size=1,
-            frame_size=tuple(size),
+            frame_size=tuple(size[:2]),
+            crop=size[2],
+            max_frame_pixels=size[3],
         ),
     )
 

@@ -50,7 +50,7 @@ from ._feature import WindowVideo, process_view
 from ._feature import register as _register_feature
 from ._version import __version__
 from .iterable import READ_BATCH, default_num_shards, window_ranges
-from .layout import SAMPLE_KEYS, RootLayout, metadata_fields, read_layout
+from .layout import SAMPLE_KEYS, RootLayout, metadata_fields, metadata_values, read_layout
 from .location import (
     download_root,
     expand_data_files,
@@ -60,7 +60,8 @@ from .location import (
     pin_data_files,
     roots_of_files,
 )
-from .plan import WindowParams, check_frame_size
+from .plan import WindowParams
+from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, Crop, FrameSizing
 from .windows import VideoWindows
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,12 @@ class HfLvfConfig(datasets.BuilderConfig):
         hop_size: frames between the starts of consecutive windows of a video (>= 1).
         min_video_frames: videos with fewer frames yield no window.
         frame_size: ``(H, W)`` to resize every frame to; needed when videos differ in size.
+        crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` keeps their aspect
+            ratio: scales them to cover ``frame_size`` and cuts out the middle.
+        max_frame_pixels: roots whose videos declare larger frames (``H * W``) are
+            refused, and so is a larger ``frame_size``; default 2**25.
+        max_batch_bytes: a read whose decoded frames need more is refused before
+            allocating; default: half the reading machine's physical memory.
         shard_windows: windows per shard (streaming and cache generation); default:
             a power of two up to 64 shards per split with >= 8 windows each.
 
@@ -92,12 +99,15 @@ class HfLvfConfig(datasets.BuilderConfig):
     hop_size: int = 1
     min_video_frames: int | None = None
     frame_size: tuple[int, int] | None = None
+    crop: Crop = "none"
+    max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
+    max_batch_bytes: int | None = None
     shard_windows: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
-        self.frame_size = check_frame_size(self.frame_size)
+        self.frame_size = self.sizing.frame_size  # validates the size options
         if self.shard_windows is not None and (
             isinstance(self.shard_windows, bool)
             or not isinstance(self.shard_windows, int)
@@ -112,6 +122,15 @@ class HfLvfConfig(datasets.BuilderConfig):
             frame_skip=self.frame_skip,
             hop_size=self.hop_size,
             min_video_frames=self.min_video_frames,
+        )
+
+    @property
+    def sizing(self) -> FrameSizing:
+        return FrameSizing(
+            frame_size=self.frame_size,
+            crop=self.crop,
+            max_frame_pixels=self.max_frame_pixels,
+            max_batch_bytes=self.max_batch_bytes,
         )
 
 
@@ -169,7 +188,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 VideoWindows.from_layout(
                     layout,
                     self.config.params,
-                    frame_size=self.config.frame_size,
+                    sizing=self.config.sizing,
                     storage_options=self._root_options or None,
                 )
             )
@@ -178,7 +197,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             shown = ", ".join(f"{h}x{w}" for h, w in sorted(sizes))
             raise ValueError(
                 f"the roots of this dataset have frames of different sizes ({shown}, HxW), so "
-                "windows cannot share one Array4D shape; pass frame_size=(H, W) to resize on decode"
+                f"windows cannot share one Array4D shape; {MIXED_SIZES_HINT}"
             )
         return tuple(views)
 
@@ -192,6 +211,8 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 array=core["video"],
                 frame_skip=self.config.frame_skip,
                 roots=tuple(layout.uri for layout in self._layouts),
+                crop=self.config.crop,
+                max_frame_pixels=self.config.max_frame_pixels,
             )
         features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
         return datasets.Features(features)
@@ -253,10 +274,13 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         layouts: tuple[RootLayout, ...],
         references: bool,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        names = [name for name in self.info.features if name not in SAMPLE_KEYS]
+        # The metadata fields of all roots: a root may lack a field another has, or type it
+        # differently (int here, float there), so values are set from the combined fields.
+        fields = metadata_fields([video for layout in layouts for video in layout.videos])
         options = self._root_options
         for shard_id, root, lo, hi in shards:
-            view = _view(layouts[root], self.config.params, self.config.frame_size, options)
+            videos = layouts[root].videos
+            view = _view(layouts[root], self.config.params, self.config.sizing, options)
             indices = np.arange(lo, hi, dtype=np.int64)
             rows = (
                 _reference_rows(view, root, indices)
@@ -264,8 +288,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 else view.iter_samples(indices, batch_size=READ_BATCH)
             )
             for example_idx, row in enumerate(rows):
-                for name in names:
-                    row.setdefault(name, None)
+                row.update(metadata_values(videos[row["video_idx"]], fields))
                 yield make_key(shard_id, example_idx), row
 
 
@@ -294,16 +317,16 @@ def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Itera
 def _view(
     layout: RootLayout,
     params: WindowParams,
-    frame_size: tuple[int, int] | None,
+    sizing: FrameSizing,
     storage_options: Mapping[str, str] | None,
 ) -> VideoWindows:
     options = tuple(sorted((storage_options or {}).items()))
     # A root that grew is another view: the version its metadata names is part of the key.
-    key = ("stream", layout.uri, layout.raw.get("lance_version"), params, frame_size, options)
+    key = ("stream", layout.uri, layout.raw.get("lance_version"), params, sizing, options)
     return process_view(
         key,
         lambda: VideoWindows.from_layout(
-            layout, params, frame_size=frame_size, storage_options=storage_options or None
+            layout, params, sizing=sizing, storage_options=storage_options or None
         ),
     )
 
@@ -334,6 +357,7 @@ def _code_hash() -> str:
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
     names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "layout.py")
+    names += ("samples.py", "sizes.py")
     for name in (*names, "windows.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]

@@ -110,6 +110,7 @@ def _convert(args: argparse.Namespace) -> int:
                 args.root,
                 quality=args.quality,
                 resize=args.resize,
+                crop=args.crop,
                 fps=args.fps,
                 workers=args.workers,
                 on_error=args.on_error,
@@ -256,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--quality", type=int, default=65, help="WebP quality 0-100 (65)")
     convert.add_argument(
         "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
+    )
+    convert.add_argument(
+        "--crop",
+        choices=("none", "center"),
+        default="none",
+        help="center: scale to cover --resize keeping the aspect ratio, keep the middle "
+        "(one size for all videos); none: as --resize says (default)",
     )
     convert.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
     convert.add_argument(

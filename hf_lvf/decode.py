@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from .errors import FrameDecodeError
+from .sizes import Crop, crop_box
 
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 # Below this many frames per thread, handing work to the pool costs more than it saves.
@@ -43,6 +44,7 @@ def decode_into(
     expected_sizes: np.ndarray,
     describe: Callable[[int], str],
     threads: int = 1,
+    crop: Crop = "none",
 ) -> None:
     """Decode ``blobs[k]`` into ``out[targets[k]]``.
 
@@ -54,6 +56,7 @@ def decode_into(
             frames are resized to ``out``'s ``(H, W)`` when that differs.
         describe: ``k -> "frame f of video v (...) in root"``, for error messages.
         threads: decode threads; 1 decodes in the calling thread.
+        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.sizes.crop_box`).
 
     Raises:
         FrameDecodeError: a blob is not a WebP image, is corrupt, or has a size
@@ -64,19 +67,21 @@ def decode_into(
     n = len(blobs)
     chunks = min(threads, n // _MIN_FRAMES_PER_THREAD)
     if chunks <= 1:
-        _decode_range(blobs, out, targets, expected_sizes, describe, 0, n)
+        _decode_range(blobs, out, targets, expected_sizes, describe, 0, n, crop)
         return
     bounds = np.linspace(0, n, chunks + 1).astype(int)
     pool = _pool(threads)
     futures = [
-        pool.submit(_decode_range, blobs, out, targets, expected_sizes, describe, lo, hi)
+        pool.submit(_decode_range, blobs, out, targets, expected_sizes, describe, lo, hi, crop)
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
     ]
     for future in futures:
         future.result()
 
 
-def _decode_range(blobs, out, targets, expected_sizes, describe, lo: int, hi: int) -> None:
+def _decode_range(
+    blobs, out, targets, expected_sizes, describe, lo: int, hi: int, crop: Crop = "none"
+) -> None:
     out_h, out_w = out.shape[1:3]
     for k in range(lo, hi):
         height, width = (int(s) for s in expected_sizes[k])
@@ -89,7 +94,8 @@ def _decode_range(blobs, out, targets, expected_sizes, describe, lo: int, hi: in
         if image.mode != "RGB":
             image = image.convert("RGB")
         if (height, width) != (out_h, out_w):
-            image = image.resize((out_w, out_h), Image.Resampling.BILINEAR)
+            box = crop_box(height, width, out_h, out_w, crop)
+            image = image.resize((out_w, out_h), Image.Resampling.BILINEAR, box=box)
         out[targets[k]] = np.asarray(image)
 
 

@@ -25,6 +25,11 @@ T = TypeVar("T")
 FRAME_SCHEMA = pa.schema(
     [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
 )
+_COLUMN_KINDS = (
+    ("video_id", pa.types.is_integer, "int32"),
+    ("frame_idx", pa.types.is_integer, "int32"),
+    ("bytes", lambda t: pa.types.is_large_binary(t) or pa.types.is_binary(t), "large_binary"),
+)
 # pid of the first process of this interpreter's lineage that opened a Lance dataset.
 # A fork copies it, so a child sees its parent's pid here and knows not to touch lance.
 _lance_opened_by_pid: int | None = None
@@ -82,27 +87,59 @@ class FrameReader:
             )
         except (OSError, ValueError, RuntimeError) as err:
             raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
-        field = ds.schema.get_field_index("bytes")
-        if field < 0:
+        missing = [name for name in FRAME_SCHEMA.names if ds.schema.get_field_index(name) < 0]
+        if missing:
             raise LayoutError(
-                f"the Lance table of root {uri!r} has no 'bytes' column (columns: "
-                f"{', '.join(ds.schema.names)}); expected {FRAME_SCHEMA}"
+                f"the Lance table of root {uri!r} has no {', '.join(map(repr, missing))} column "
+                f"(columns: {', '.join(ds.schema.names)}); expected {FRAME_SCHEMA}"
             )
-        kind = ds.schema.field("bytes").type
-        if not (pa.types.is_large_binary(kind) or pa.types.is_binary(kind)):
-            raise LayoutError(
-                f"the 'bytes' column of root {uri!r} has type {kind}, expected large_binary"
-            )
+        for name, is_kind, expected in _COLUMN_KINDS:
+            kind = ds.schema.field(name).type
+            if not is_kind(kind):
+                raise LayoutError(
+                    f"the {name!r} column of root {uri!r} has type {kind}, expected {expected}"
+                )
         check_row_count(self._layout, ds.count_rows())
         self._ds, self._pid = ds, os.getpid()
         return ds
 
     def read(self, rows: np.ndarray) -> list[bytes]:
-        """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``."""
+        """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``.
+
+        Each row's ``video_id`` and ``frame_idx`` come in the same take and are checked
+        against what the video table places there.
+
+        Raises:
+            LayoutError: a row holds another frame than the video table says (rows out of
+                ``(video, frame)`` order); names the root, the row, what it holds and what
+                was expected.
+        """
         if len(rows) == 0:
             return []
-        table = self.dataset.take(pa.array(np.asarray(rows, dtype=np.int64)), columns=["bytes"])
+        rows = np.asarray(rows, dtype=np.int64)
+        table = self.dataset.take(pa.array(rows), columns=list(FRAME_SCHEMA.names))
+        self._check_rows(rows, table)
         return table.column("bytes").to_pylist()
+
+    def _check_rows(self, rows: np.ndarray, table: pa.Table) -> None:
+        layout = self._layout
+        start_rows = layout.start_rows
+        video = np.searchsorted(start_rows, rows, side="right") - 1
+        ids = np.fromiter((v.id for v in layout.videos), np.int64, len(layout.videos))
+        got_ids = table.column("video_id").to_numpy(zero_copy_only=False)
+        got_frames = table.column("frame_idx").to_numpy(zero_copy_only=False)
+        frames = rows - start_rows[video]
+        bad = np.flatnonzero((got_ids != ids[video]) | (got_frames != frames))
+        if bad.size:
+            k = int(bad[0])
+            info = layout.videos[int(video[k])]
+            raise LayoutError(
+                f"Lance row {int(rows[k])} of root {layout.uri!r} holds video_id "
+                f"{got_ids[k]}, frame_idx {got_frames[k]}, but _metadata.json places frame "
+                f"{int(frames[k])} of video {info.video_idx} ({info.path!r}, id {info.id}) there: "
+                "the rows are not in (video, frame) order (FORMAT.md: frame f of video v is row "
+                "start_row + f)"
+            )
 
 
 # --- the Lance version a _metadata.json describes (see hf_lvf.append) ---

@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import LayoutError
 from .location import METADATA_FILENAME, join_uri, read_root_file
+from .sizes import WEBP_MAX_SIDE, frame_pixels_problem
 
 LAYOUT_NAME = "lance-video-frames"
 _REQUIRED_VIDEO_FIELDS = ("T", "H", "W", "start_row", "path")
@@ -129,6 +130,7 @@ def parse_metadata(text: str | bytes, *, uri: str) -> RootLayout:
         raise LayoutError(f"{where} lists no videos: 'videos' must be a non-empty list")
     videos = tuple(_parse_video(i, entry, where) for i, entry in enumerate(entries))
     _check_row_ranges(videos, where)
+    _check_unique_ids(videos, where)
     return RootLayout(uri=uri, videos=videos, raw=meta)
 
 
@@ -147,6 +149,11 @@ def _parse_video(video_idx: int, entry: Any, where: str) -> VideoInfo:
                 f"{where}: {name} field {f} must be an integer >= {minimum}, got {value!r}"
             )
         ints[f] = value
+    if max(ints["H"], ints["W"]) > WEBP_MAX_SIDE:
+        raise LayoutError(
+            f"{where}: {name} declares frames of {ints['H']}x{ints['W']} (HxW), but a WebP "
+            f"image has at most {WEBP_MAX_SIDE} pixels per side"
+        )
     metadata = entry.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise LayoutError(f"{where}: {name} field metadata must be an object, got {metadata!r}")
@@ -191,6 +198,35 @@ def _check_row_ranges(videos: tuple[VideoInfo, ...], where: str) -> None:
         expected += v.num_frames
 
 
+def _check_unique_ids(videos: tuple[VideoInfo, ...], where: str) -> None:
+    first: dict[int, VideoInfo] = {}
+    for v in videos:
+        seen = first.setdefault(v.id, v)
+        if seen is not v:
+            raise LayoutError(
+                f"{where}: videos[{v.video_idx}] ({v.path!r}) has id {v.id}, the id of "
+                f"videos[{seen.video_idx}] ({seen.path!r}): video ids must be unique, since the "
+                "Lance rows name their video by id"
+            )
+
+
+def check_frame_pixels(layout: RootLayout, max_frame_pixels: int) -> None:
+    """Raise if a video of ``layout`` declares frames larger than ``max_frame_pixels``.
+
+    Runs when a root is opened for reading, before any frame is allocated.
+
+    Raises:
+        LayoutError: names the first such video, its size and the limit.
+    """
+    for v in layout.videos:
+        problem = frame_pixels_problem(v.height, v.width, max_frame_pixels)
+        if problem is not None:
+            raise LayoutError(
+                f"{layout.metadata_path}: videos[{v.video_idx}] ({v.path!r}) declares {problem}; "
+                "if the root is right, pass a larger max_frame_pixels="
+            )
+
+
 def check_row_count(layout: RootLayout, num_rows: int) -> None:
     """Raise if the video table and the Lance table disagree on the number of rows."""
     if layout.num_rows == num_rows:
@@ -218,24 +254,37 @@ def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -
     return parse_metadata(read_root_file(uri, METADATA_FILENAME, storage_options), uri=uri)
 
 
+#: What a sample holds for a metadata field its video lacks (or holds as ``null``), by the
+#: field's ``datasets`` dtype: values every collate and Arrow column takes, never ``None``.
+#: A ``bool`` field that some video lacks is typed ``int8`` (1, 0, and -1 where missing).
+MISSING_VALUES: dict[str, Any] = {"int64": -1, "int8": -1, "float64": float("nan"), "string": ""}
+
+
 def metadata_fields(videos: Sequence[VideoInfo]) -> dict[str, str]:
     """Per-video metadata field -> ``datasets`` dtype, in first-seen order.
+
+    ``string`` for text (and for a field that is missing or ``null`` everywhere),
+    ``int64``, ``float64`` (ints and floats mixed), ``bool``; a ``bool`` field that
+    some video lacks becomes ``int8`` so that it has a placeholder (see
+    :data:`MISSING_VALUES`).
 
     Raises:
         ValueError: a field holds values of incompatible types across videos.
     """
     kinds: dict[str, set[type]] = {}
+    present: dict[str, int] = {}
     for video in videos:
         for name, value in video.metadata.items():
             seen = kinds.setdefault(name, set())
             if value is not None:
                 seen.add(type(value))
+                present[name] = present.get(name, 0) + 1
     fields = {}
     for name, seen in kinds.items():
         if not seen or seen == {str}:
             fields[name] = "string"
         elif seen == {bool}:
-            fields[name] = "bool"
+            fields[name] = "bool" if present[name] == len(videos) else "int8"
         elif seen == {int}:
             fields[name] = "int64"
         elif seen <= {int, float}:
@@ -244,3 +293,19 @@ def metadata_fields(videos: Sequence[VideoInfo]) -> dict[str, str]:
             names = ", ".join(sorted(t.__name__ for t in seen))
             raise ValueError(f"metadata field {name!r} mixes value types across videos: {names}")
     return fields
+
+
+def metadata_values(video: VideoInfo, fields: Mapping[str, str]) -> dict[str, Any]:
+    """The values of ``fields`` for one video, typed as ``fields`` says; missing ones (absent
+    or ``null``) take their dtype's placeholder from :data:`MISSING_VALUES`."""
+    values = {}
+    for name, dtype in fields.items():
+        value = video.metadata.get(name)
+        if value is None:
+            value = MISSING_VALUES[dtype]
+        elif dtype == "int8" or dtype == "int64":
+            value = int(value)
+        elif dtype == "float64":
+            value = float(value)
+        values[name] = value
+    return values

@@ -16,9 +16,17 @@ import numpy as np
 
 from .decode import decode_into, default_decode_threads
 from .frames import FrameReader, check_fork_safe
-from .layout import RootLayout, VideoInfo, metadata_fields, read_layout
+from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
 from .location import lance_location, pin_root
-from .plan import SegmentPlan, WindowParams, check_frame_size, plan_windows
+from .plan import SegmentPlan, WindowParams, plan_windows
+from .samples import build_samples, sample_features
+from .sizes import (
+    DEFAULT_MAX_FRAME_PIXELS,
+    Crop,
+    FrameSizing,
+    batch_bytes_problem,
+    common_frame_size,
+)
 
 if TYPE_CHECKING:
     import datasets
@@ -47,6 +55,12 @@ class VideoWindows:
         min_video_frames: videos with fewer frames yield no window.
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
+        crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` scales them,
+            keeping the aspect ratio, to cover ``frame_size``, then cuts out the middle.
+        max_frame_pixels: videos declaring larger frames (``H * W``) are refused at
+            open, and so is a larger ``frame_size``; default 2**25 (8K UHD fits).
+        max_batch_bytes: a read whose decoded frames would need more bytes is refused
+            before allocating; default: half the physical memory.
         storage_options: passed to lance (object-store credentials and such).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
             default branch, or ``@rev`` in ``uri``); resolved once to a commit sha that every
@@ -57,7 +71,8 @@ class VideoWindows:
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
             window, or videos differ in size and no ``frame_size`` is given.
-        RootNotFoundError, LayoutError: the root is missing or malformed.
+        RootNotFoundError, LayoutError: the root is missing or malformed, or declares
+            frames above ``max_frame_pixels`` or duplicate video ids.
         HubError: the repo or revision of an ``hf://`` root is missing or not accessible.
 
     Checks that need the Lance table (its row count and schema) run when it is
@@ -78,6 +93,9 @@ class VideoWindows:
         hop_size: int = 1,
         min_video_frames: int | None = None,
         frame_size: tuple[int, int] | None = None,
+        crop: Crop = "none",
+        max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS,
+        max_batch_bytes: int | None = None,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
         revision: str | None = None,
@@ -89,7 +107,12 @@ class VideoWindows:
             hop_size=hop_size,
             min_video_frames=min_video_frames,
         )
-        frame_size = check_frame_size(frame_size)
+        sizing = FrameSizing(
+            frame_size=frame_size,
+            crop=crop,
+            max_frame_pixels=max_frame_pixels,
+            max_batch_bytes=max_batch_bytes,
+        )
         if decode_threads is not None and (
             not isinstance(decode_threads, int) or decode_threads < 1
         ):
@@ -101,7 +124,7 @@ class VideoWindows:
         elif revision is not None or token is not None:
             raise ValueError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
-        self._setup(layout, params, frame_size, storage_options, decode_threads)
+        self._setup(layout, params, sizing, storage_options, decode_threads)
 
     @classmethod
     def from_layout(
@@ -110,18 +133,24 @@ class VideoWindows:
         params: WindowParams,
         *,
         frame_size: tuple[int, int] | None = None,
+        sizing: FrameSizing | None = None,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
     ) -> VideoWindows:
-        """Build a view over an already read layout (front ends that read it once)."""
+        """Build a view over an already read layout (front ends that read it once); ``sizing``
+        (all the size options) or ``frame_size`` (only that) says how to size frames."""
+        if sizing is not None and frame_size is not None:
+            raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
-        self._setup(layout, params, check_frame_size(frame_size), storage_options, decode_threads)
+        sizing = sizing or FrameSizing(frame_size=frame_size)
+        self._setup(layout, params, sizing, storage_options, decode_threads)
         return self
 
-    def _setup(self, layout, params, frame_size, storage_options, decode_threads) -> None:
+    def _setup(self, layout, params, sizing: FrameSizing, storage_options, decode_threads) -> None:
+        check_frame_pixels(layout, sizing.max_frame_pixels)
         self._layout = layout
         self._params = params
-        self._frame_size = frame_size
+        self._sizing = sizing
         self._storage_options = dict(storage_options or {})
         self._decode_threads = decode_threads or default_decode_threads()
         self._plan: SegmentPlan = plan_windows(layout.num_frames, params)
@@ -134,16 +163,12 @@ class VideoWindows:
         self._start_rows = layout.start_rows
         self._sizes = layout.frame_sizes
         self._fields = metadata_fields(layout.videos)
-        if frame_size is None:
-            used = self._sizes[self._plan.windows_per_video > 0]
-            distinct = np.unique(used, axis=0)
-            if len(distinct) > 1:
-                shown = ", ".join(f"{h}x{w}" for h, w in distinct[:5].tolist())
-                raise ValueError(
-                    f"the videos of root {layout.uri!r} differ in size ({shown}, HxW), so windows "
-                    "cannot share one Array4D shape; pass frame_size=(H, W) to resize on decode"
-                )
-            frame_size = (int(distinct[0][0]), int(distinct[0][1]))
+        frame_size = sizing.frame_size or common_frame_size(
+            self._sizes[self._plan.windows_per_video > 0], f"the videos of root {layout.uri!r}"
+        )
+        problem = batch_bytes_problem(params.window_length, *frame_size, sizing.batch_bytes)
+        if problem is not None:
+            raise ValueError(f"one window of root {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
         reader_layout, reader_options = layout, self._storage_options
         if layout.uri.startswith("hf://"):
@@ -159,7 +184,7 @@ class VideoWindows:
         return {
             "layout": self._layout,
             "params": self._params,
-            "frame_size": self._frame_size,
+            "sizing": self._sizing,
             "storage_options": self._storage_options,
             "decode_threads": self._decode_threads,
         }
@@ -168,7 +193,7 @@ class VideoWindows:
         self._setup(
             state["layout"],
             state["params"],
-            state["frame_size"],
+            state["sizing"],
             state["storage_options"],
             state["decode_threads"],
         )
@@ -203,26 +228,14 @@ class VideoWindows:
 
     @property
     def metadata_fields(self) -> dict[str, str]:
-        """Per-video metadata fields and their ``datasets`` dtypes."""
+        """Per-video metadata fields and their ``datasets`` dtypes; a video that lacks one gets
+        the placeholder of its dtype (``hf_lvf.MISSING_VALUES``: -1, NaN, "")."""
         return dict(self._fields)
 
     @property
     def features(self) -> datasets.Features:
-        """The ``datasets.Features`` of a sample."""
-        import datasets
-
-        height, width = self._out_size
-        length = self._params.window_length
-        features = {
-            "video": datasets.Array4D((length, height, width, 3), "uint8"),
-            "video_idx": datasets.Value("int32"),
-            "filename": datasets.Value("string"),
-            "start_frame": datasets.Value("int32"),
-            "frame_indices": datasets.List(datasets.Value("int32"), length=length),
-            "sample_idx": datasets.Value("int64"),
-        }
-        features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
-        return datasets.Features(features)
+        """The ``datasets.Features`` of a sample (missing metadata: see :attr:`metadata_fields`)."""
+        return sample_features(self._params.window_length, self._out_size, self._fields)
 
     def __len__(self) -> int:
         return len(self._plan)
@@ -233,7 +246,8 @@ class VideoWindows:
         return (
             f"VideoWindows({self.uri!r}, windows={len(self)}, videos={len(self.videos)}, "
             f"window_length={p.window_length}, frame_skip={p.frame_skip}, hop_size={p.hop_size}, "
-            f"min_video_frames={p.min_video_frames}, frame_size=({height}, {width}))"
+            f"min_video_frames={p.min_video_frames}, frame_size=({height}, {width})"
+            + (f", crop={self._sizing.crop!r})" if self._sizing.crop != "none" else ")")
         )
 
     def segment_info(self, index: int) -> dict[str, Any]:
@@ -275,35 +289,11 @@ class VideoWindows:
         video, video_idx, start_frame, frame_indices = self._read(idx)
         return self._samples(idx, video_idx, start_frame, frame_indices, video)
 
-    def _samples(
-        self,
-        idx: np.ndarray,
-        video_idx: np.ndarray,
-        start_frame: np.ndarray,
-        frame_indices: np.ndarray,
-        video: Sequence[Any],
-    ) -> list[dict[str, Any]]:
-        """Sample dicts in FORMAT.md's key order; ``video[b]`` is the value of their ``video``
-        (pixels here, a reference in the map-style builder). Missing metadata is ``None``."""
-        videos = self._layout.videos
-        names = tuple(self._fields)
-        samples = []
-        for b, (v, start, frames) in enumerate(
-            zip(video_idx.tolist(), start_frame.tolist(), frame_indices.tolist(), strict=True)
-        ):
-            info = videos[v]
-            sample = {
-                "video": video[b],
-                "video_idx": v,
-                "filename": info.path,
-                "start_frame": start,
-                "frame_indices": frames,
-                "sample_idx": int(idx[b]),
-            }
-            for name in names:
-                sample[name] = info.metadata.get(name)
-            samples.append(sample)
-        return samples
+    def _samples(self, *columns: Any) -> list[dict[str, Any]]:
+        """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
+        ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
+        the map-style builder): :func:`hf_lvf.samples.build_samples` of this root."""
+        return build_samples(self._layout.videos, self._fields, *columns)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices
 
@@ -371,6 +361,9 @@ class VideoWindows:
             flat_rows, return_index=True, return_inverse=True
         )
         height, width = self._out_size
+        problem = batch_bytes_problem(flat_rows.size, height, width, self._sizing.batch_bytes)
+        if problem is not None:
+            raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")
         out = np.empty((flat_rows.size, height, width, 3), np.uint8)
 
         # Frames of the previous read's last window: a sequential pass decodes each frame once.
@@ -412,4 +405,5 @@ class VideoWindows:
             expected_sizes=self._sizes[row_video],
             describe=describe,
             threads=self._decode_threads,
+            crop=self._sizing.crop,
         )

@@ -98,6 +98,18 @@ def decode_rgb(path: str | Path) -> list[np.ndarray]:
         return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
 
 
+def decode_scaled(path: str | Path, size: tuple[int, int], *, shrink: bool) -> list[np.ndarray]:
+    """Every frame of ``path`` scaled to ``size`` (H, W) by swscale, RGB, as the converter
+    scales: area averaging when shrinking, bicubic when enlarging."""
+    height, width = size
+    interpolation = "AREA" if shrink else "BICUBIC"
+    with av.open(str(path)) as container:
+        return [
+            f.to_ndarray(format="rgb24", height=height, width=width, interpolation=interpolation)
+            for f in container.decode(video=0)
+        ]
+
+
 def webp_roundtrip(frame: np.ndarray, quality: int = 65) -> np.ndarray:
     """``frame`` after a WebP encode and decode with Pillow: what a root stores for it."""
     buf = io.BytesIO()

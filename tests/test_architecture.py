@@ -16,10 +16,10 @@ MAX_LINES = 420  # "~400": one concept a module
 # Bottom to top. A module may import modules of its own layer or below, never above.
 LAYERS = (
     ("errors", "_version"),
-    ("plan",),
+    ("plan", "sizes"),
     ("location",),
     ("layout",),
-    ("frames", "decode"),
+    ("frames", "decode", "samples"),
     ("windows",),
     ("_datasets",),
     ("_feature",),

@@ -94,7 +94,7 @@ def test_relative_data_files_under_data_dir(data_dir, streaming):
 @MODES
 def test_split_of_several_roots(tmp_path, streaming):
     # train/ holds two roots with different fields: windows follow root by root, in name order,
-    # and a field a root lacks is None.
+    # and a field a root lacks takes its dtype's placeholder (NaN for floats, -1 for ints).
     parent = tmp_path / "parts"
     hf_lvf.write_frames(
         parent / "train" / "a",
@@ -106,8 +106,8 @@ def test_split_of_several_roots(tmp_path, streaming):
     a = core_samples(parent / "train" / "a", window_length=2, frame_size=(16, 16))
     b = core_samples(parent / "train" / "b", window_length=2, frame_size=(16, 16))
     rows = list(ds["train"])
-    assert_rows_equal(rows[: len(a)], a, extra={"score": None})
-    assert_rows_equal(rows[len(a) :], b, extra={"label": None})
+    assert_rows_equal(rows[: len(a)], a, extra={"score": float("nan")})
+    assert_rows_equal(rows[len(a) :], b, extra={"label": -1})
 
 
 # --- sizes --------------------------------------------------------------------------------

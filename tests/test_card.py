@@ -153,8 +153,9 @@ def test_mixed_sizes_and_unknown_fps(tmp_path):
     ]
     root = write_frames(tmp_path / "mixed", _videos(specs))
     text = str(build_card(root, window_length=4))
-    # The load code names the most common size, which VideoWindows needs for mixed sizes.
-    assert "    frame_size=(32, 48),\n" in text
+    # The load code names the most common size, which VideoWindows needs for mixed sizes, and
+    # since the aspect ratios differ, a center crop rather than a stretch.
+    assert '    frame_size=(32, 48),\n    crop="center",\n' in text
     assert "| `frame_size` | (32, 48) |" in text
     assert (
         "| 3 | 72 | 12–30 | 17 | 32×48 (2 videos), 20×20 (1 video) | 1.0 s (1 of 3 videos) |"
@@ -162,7 +163,14 @@ def test_mixed_sizes_and_unknown_fps(tmp_path):
     )
     assert "Durations use the `fps` recorded for 1 of 3 videos (30 fps)." in text
     assert "| `label` | train |\n| --- | --- |\n| 0 | 1 |\n| 1 | 2 |\n| **total** | 3 |\n" in text
-    VideoWindows(root, window_length=4, frame_size=(32, 48))  # the documented call works
+    # the documented call works
+    VideoWindows(root, window_length=4, frame_size=(32, 48), crop="center")
+
+
+def test_mixed_sizes_of_one_aspect_ratio_are_resized_not_cropped(tmp_path):
+    specs = [("a", 8, (32, 48), {}), ("b", 8, (32, 48), {}), ("c", 8, (16, 24), {})]
+    text = str(build_card(write_frames(tmp_path / "r", _videos(specs)), window_length=4))
+    assert "    frame_size=(32, 48),\n" in text and "crop=" not in text
 
 
 def test_user_sections_and_metadata_survive_regeneration(clips):

@@ -23,6 +23,7 @@ import pytest
 from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
 from _videos import (
     decode_rgb,
+    decode_scaled,
     make_labelled_folder,
     psnr,
     truncate,
@@ -211,19 +212,7 @@ def test_resize(tmp_path: Path, resize, stored, recorded) -> None:
     meta = read_meta(root)
     assert (meta["videos"][0]["H"], meta["videos"][0]["W"]) == stored
     assert meta["resize"] == recorded
-    import av
-
-    with av.open(str(file)) as container:
-        shrink = stored[0] <= 211
-        want = [
-            f.to_ndarray(
-                format="rgb24",
-                height=stored[0],
-                width=stored[1],
-                interpolation="AREA" if shrink else "BICUBIC",
-            )
-            for f in container.decode(video=0)
-        ]
+    want = decode_scaled(file, stored, shrink=stored[0] <= 211)
     got = stored_frames(root, 0)
     assert got.shape == (4, *stored, 3)
     np.testing.assert_array_equal(got, [webp_roundtrip(w) for w in want])
@@ -451,6 +440,13 @@ def test_peak_memory_does_not_grow_with_video_length(tmp_path: Path) -> None:
         ({"resize": 0}, ValueError, r"resize must be >= 1, got 0"),
         ({"resize": (10, 0)}, ValueError, r"resize must be None, a positive int .* \(10, 0\)"),
         ({"resize": "64"}, ValueError, r"resize must be None, .* got '64'"),
+        ({"resize": (10**6, 10**6)}, ValueError, r"larger than WebP's 16383 pixels per side"),
+        (
+            {"resize": 8000},
+            ValueError,
+            r"resize=8000 would store 8000x8000 \(HxW\) = 64,000,000 pixels per frame, above "
+            r"max_frame_pixels=33,554,432",
+        ),
         ({"fps": 0}, ValueError, r"fps must be a positive finite number or None, got 0"),
         ({"fps": float("nan")}, ValueError, r"fps must be a positive .* got nan"),
         ({"workers": -1}, ValueError, r"workers must be None or an integer >= 0, got -1"),

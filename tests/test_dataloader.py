@@ -11,6 +11,7 @@ import sys
 
 import datasets
 import datasets.distributed
+import numpy as np
 import pytest
 from _loading import PARAMS, core_crcs, crc, run_script, split_dir
 from _roots import hf_root
@@ -167,3 +168,75 @@ def test_safe_dataloader_without_torch(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch.utils.data", None)
     with pytest.raises(ImportError, match=r"pip install 'hf-lvf\[torch\]'"):
         hf_lvf.safe_dataloader([])
+
+
+# --- missing metadata collates (issue 13) ----------------------------------------------------
+
+
+def _partly_missing_root(path):
+    import numpy as np
+
+    from hf_lvf import write_frames
+
+    fields = [
+        {"label": 2, "score": 0.5, "note": "ok", "flag": True},
+        {"label": 1},  # a metadata.csv that missed this file's other columns
+        {"score": 1.5, "note": None, "flag": False},  # null counts as missing too
+        {},
+    ]
+    videos = (
+        (f"v{i}", iter(np.full((5, 8, 8, 3), 40 * i, np.uint8)), meta)
+        for i, meta in enumerate(fields)
+    )
+    return write_frames(path, videos)
+
+
+def _epoch(loader) -> dict[str, list]:
+    """Every batch of one epoch, the metadata columns concatenated as Python values."""
+    got: dict[str, list] = {"label": [], "score": [], "note": [], "flag": []}
+    for batch in loader:
+        assert batch["video"].dtype == torch.uint8
+        for name in got:
+            value = batch[name]
+            got[name] += value.tolist() if isinstance(value, torch.Tensor) else list(value)
+    return got
+
+
+def test_missing_metadata_collates_in_every_front_end(tmp_path):
+    from torch.utils.data import DataLoader
+
+    root = _partly_missing_root(tmp_path / "r")
+    params = {"window_length": 2, "hop_size": 2}  # 2 windows per video
+    core = VideoWindows(root, **params)
+    assert dict(core.metadata_fields) == {
+        "label": "int64",
+        "score": "float64",
+        "note": "string",
+        "flag": "int8",  # a bool some video lacks: 1, 0, -1
+    }
+    assert repr(hf_lvf.MISSING_VALUES) == "{'int64': -1, 'int8': -1, 'float64': nan, 'string': ''}"
+    nan = float("nan")
+    want = {
+        "label": [2, 2, 1, 1, -1, -1, -1, -1],
+        "score": [0.5, 0.5, nan, nan, 1.5, 1.5, nan, nan],
+        "note": ["ok", "ok", "", "", "", "", "", ""],
+        "flag": [1, 1, -1, -1, 0, 0, -1, -1],
+    }
+    map_style = datasets.load_dataset("hf_lvf", data_dir=str(root), split="train", **params)
+    streaming = datasets.load_dataset(
+        "hf_lvf", data_dir=str(root), split="train", streaming=True, **params
+    )
+    for ds in (core, map_style, streaming, core.to_iterable_dataset()):
+        features = ds.features
+        assert {n: features[n].dtype for n in want} == dict(core.metadata_fields), type(ds)
+    loaders = {
+        "core": DataLoader(core, batch_size=3),
+        "map-style torch": DataLoader(map_style.with_format("torch"), batch_size=3),
+        "streaming": DataLoader(streaming, batch_size=3),
+        "core iterable": DataLoader(core.to_iterable_dataset(), batch_size=3),
+    }
+    for name, loader in loaders.items():
+        got = _epoch(loader)
+        assert got["label"] == want["label"] and got["flag"] == want["flag"], name
+        assert got["note"] == want["note"], name
+        np.testing.assert_array_equal(got["score"], want["score"], err_msg=name)

@@ -290,7 +290,8 @@ def test_lance_schema_without_bytes(tmp_path):
 
 
 def test_lance_bytes_of_wrong_type(tmp_path):
-    root = _write_table(tmp_path / "r", {"bytes": pa.array(["a", "b"])})
+    ids = {"video_id": pa.array([0, 0], pa.int32()), "frame_idx": pa.array([0, 1], pa.int32())}
+    root = _write_table(tmp_path / "r", {**ids, "bytes": pa.array(["a", "b"])})
     with pytest.raises(
         LayoutError, match="the 'bytes' column of root .* has type string, expected large_binary"
     ):

@@ -33,7 +33,10 @@ _SPLIT_RE = re.compile(r"^\w+(\.\w+)*$")  # split names datasets accepts
 
 
 def _load_code(
-    roots: Sequence[CardRoot], options: CardOptions, frame_size: tuple[int, int] | None
+    roots: Sequence[CardRoot],
+    options: CardOptions,
+    frame_size: tuple[int, int] | None,
+    crop: str = "none",
 ) -> dict[str, str]:
     repo_id = options.repo_id or "<namespace>/<dataset>"
     revision = options.revision or "main"
@@ -46,6 +49,8 @@ def _load_code(
         kwargs.append(f"min_video_frames={p.min_video_frames}")
     if frame_size is not None:
         kwargs.append(f"frame_size=({frame_size[0]}, {frame_size[1]})")
+    if crop != "none":
+        kwargs.append(f'crop="{crop}"')
     first = roots[0]
     sub = f"/{first.path_in_repo}" if first.path_in_repo else ""
     windows_code = "\n".join(

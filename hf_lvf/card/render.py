@@ -282,9 +282,12 @@ def _context(
         fields = metadata_fields([v for r in roots for v in r.layout.videos])
     except ValueError:  # roots that disagree on a field's type: describe the first one's
         fields = metadata_fields(roots[0].layout.videos)
-    frame_size = options.frame_size
+    frame_size, crop = options.frame_size, "none"
     if frame_size is None and len(sizes) > 1:
         frame_size = sizes.most_common(1)[0][0]
+        # Frames of other aspect ratios would be stretched: keep theirs and crop the middle.
+        if len({round(w / h, 2) for h, w in sizes}) > 1:
+            crop = "center"
     pretty_name = options.pretty_name or old.get("pretty_name") or _default_name(roots, options)
     seconds = sum(s["seconds"] for s in stats)
     with_fps = sum(s["videos_with_fps"] for s in stats)
@@ -299,7 +302,7 @@ def _context(
     if len(roots) > 1:
         parts = ", ".join(f"`{r.path_in_repo or '.'}`" for r in roots)
         summary += f" The repo holds {len(roots)} roots: {parts}."
-    code = _load_code(roots, options, frame_size)
+    code = _load_code(roots, options, frame_size, crop)
     label_header, label_rows = _label_table(roots, options.label_field)
     other = [f"`{name}` ({dtype})" for name, dtype in fields.items() if name != options.label_field]
     return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -16,6 +17,8 @@ from ..append import WriteMode, resolve_mode
 from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import LANCE_VERSION_FIELD, commit_fragments
 from ..layout import VideoInfo
+from ..loader import check_main_guard
+from ..sizes import Crop
 from ..writer import (
     build_metadata,
     write_metadata,
@@ -88,6 +91,7 @@ def convert_videos(
     *,
     quality: int = 65,
     resize: int | tuple[int, int] | None = None,
+    crop: Crop = "none",
     fps: float | None = None,
     workers: int | None = None,
     executor: Executor | None = None,
@@ -128,7 +132,8 @@ def convert_videos(
             ``metadata.csv`` / ``metadata.jsonl`` in the folder adds its columns
             as per-video fields to the file its ``file_name`` column names
             (relative to the metadata file; a ``label`` column overrides the
-            folder label; a video without a row gets ``None`` for each column).
+            folder label; a video without a row gets ``null`` for each column, which readers
+            turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
             Files and glob matches are recorded by the path given.
         root: the folder to create; it must be on a filesystem every worker can
             reach (workers write into it).
@@ -137,6 +142,12 @@ def convert_videos(
             side to ``n`` (the longer one by the same factor, rounded); ``(H, W)``
             resizes to exactly that. FFmpeg's swscale resizes (area averaging
             when shrinking, bicubic when enlarging).
+        crop: ``"none"`` keeps the whole frame as described under ``resize``;
+            ``"center"`` gives every video one size, the usual video-model
+            preprocessing: the frame is scaled, keeping its aspect ratio, to cover
+            ``resize`` (``N x N`` for an int, so the shorter side becomes ``N``),
+            then its middle is cut out (torchvision's ``CenterCrop`` rounding).
+            Recorded as ``crop`` in ``_metadata.json``.
         fps: ``None`` keeps every decoded frame. Otherwise frames are picked by
             presentation timestamp at output ticks ``t_k = t_0 + k / fps`` (``t_0``
             the first frame's timestamp, ticks up to the last frame's): the last
@@ -167,8 +178,9 @@ def convert_videos(
         overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
         extensions: file endings a folder walk picks up.
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
-        progress: show a progress bar (videos done, frames written, files
-            skipped); ``huggingface_hub``'s progress-bar settings apply.
+        progress: show a progress bar: videos done, and frames written (also
+            while a long video is under way, updated every half second) and files
+            skipped; ``huggingface_hub``'s progress-bar settings apply.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -181,6 +193,8 @@ def convert_videos(
         ImportError: PyAV is not installed.
         VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or
             no input could be converted.
+        RuntimeError: called from a script's top level without the
+            ``if __name__ == "__main__":`` guard, which spawned workers need.
         concurrent.futures.process.BrokenProcessPool: a worker process died.
 
     Example:
@@ -190,7 +204,7 @@ def convert_videos(
     """
     started = time.perf_counter()
     mode = resolve_mode(mode, overwrite)
-    options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error)
+    options = _FrameOptions(quality=quality, resize=resize, fps=fps, on_error=on_error, crop=crop)
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
     ):
@@ -201,6 +215,8 @@ def convert_videos(
         )
     if executor is not None and workers == 0:
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+    if executor is None and workers != 0:
+        check_main_guard("convert_videos")  # before its worker processes would re-run the script
     sources, label_names = _collect_sources(
         inputs, extensions=extensions, known_labels=_known_labels(root, mode)
     )
@@ -232,22 +248,35 @@ def convert_videos(
         results: dict[int, _Result] = {}
         bar = _progress_bar(len(tasks), enabled=progress)
         counts = {"frames": 0, "skipped": 0}
+        under_way: dict[int, int] = {}  # frames written so far by the tasks still running
+
+        def show() -> None:
+            bar.set_postfix(
+                frames=counts["frames"] + sum(under_way.values()), skipped=counts["skipped"]
+            )
+
+        def on_progress(video_id: int, frames: int) -> None:
+            if video_id not in results and under_way.get(video_id) != frames:
+                under_way[video_id] = frames
+                show()
 
         def on_result(result: _Result) -> None:
             results[result.video_id] = result
+            under_way.pop(result.video_id, None)
             counts["frames"] += result.num_frames
             if result.skipped is not None:
                 counts["skipped"] += 1
                 logger.info("skipped %s: %s", source_of[result.video_id].path, result.skipped)
-            bar.set_postfix(counts, refresh=False)
+            show()
             bar.update(1)
 
         try:
             if executor is not None:
                 window = _TASKS_PER_WORKER * (workers or _cores())
-                _run(tasks, lambda t: executor.submit(_convert_one, t), window, scratch, on_result)
+                submit = functools.partial(executor.submit, _convert_one)
+                _run(tasks, submit, window, scratch, on_result, on_progress)
             elif workers == 0:
-                _run(tasks, None, 1, scratch, on_result)
+                _run(tasks, None, 1, scratch, on_result, on_progress)
             else:
                 n = workers or max(1, min(_cores(), len(tasks)))
                 import multiprocessing
@@ -259,7 +288,8 @@ def convert_videos(
                 )
                 try:
                     window = _TASKS_PER_WORKER * n
-                    _run(tasks, lambda t: _submit_to_pool(pool, t), window, scratch, on_result)
+                    submit = functools.partial(_submit_to_pool, pool)
+                    _run(tasks, submit, window, scratch, on_result, on_progress)
                 finally:
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
@@ -297,6 +327,7 @@ def convert_videos(
                 n_skipped=len(skipped),
                 lineage=provenance,
             )
+            metadata["crop"] = options.crop
             if label_names is not None:
                 metadata["label_names"] = label_names
             write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

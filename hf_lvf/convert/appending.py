@@ -12,7 +12,7 @@ from ..append import AppendTarget, WriteMode, appending
 from ..layout import METADATA_FILENAME, read_layout
 from ..writer import atomic_root, check_same_setting
 from .decoding import _FrameOptions, _sha256
-from .pool import _CANCEL_MARKER
+from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
 
 
@@ -23,17 +23,23 @@ def _destination(
     """``(folder the workers write into, the append target or None)``."""
     if mode == "append":
         with appending(root) as target:
-            # The workers write into the root itself, so the marker that cancels them must
-            # not outlive this run (a scratch folder would have taken it along).
-            marker = target.root / _CANCEL_MARKER
-            marker.unlink(missing_ok=True)
+            # The workers write into the root itself, so the marker that cancels them and
+            # their progress files must not outlive this run, nor a killed earlier one (a
+            # scratch folder would have taken them along).
+            _remove_run_files(target.root)
             try:
                 yield target.root, target
             finally:
-                marker.unlink(missing_ok=True)
+                _remove_run_files(target.root)
     else:
         with atomic_root(root, overwrite=mode == "overwrite") as scratch:
             yield scratch, None
+
+
+def _remove_run_files(root: Path) -> None:
+    (root / _CANCEL_MARKER).unlink(missing_ok=True)
+    for progress in root.glob(f"{_PROGRESS_PREFIX}*"):
+        progress.unlink(missing_ok=True)
 
 
 def _known_labels(root: str | os.PathLike[str], mode: WriteMode) -> list[str] | None:
@@ -65,6 +71,7 @@ def _plan_append(
     raw = target.layout.raw
     check_same_setting(raw, "quality", options.quality)
     check_same_setting(raw, "resize", _recorded_resize(options))
+    check_same_setting(raw, "crop", options.crop)
     lineage = raw.get("lineage")
     if isinstance(lineage, dict) and "fps" in lineage:
         fps = None if options.fps is None else float(options.fps)

@@ -16,6 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..sizes import (
+    DEFAULT_MAX_FRAME_PIXELS,
+    WEBP_MAX_SIDE,
+    Crop,
+    center_offsets,
+    check_crop,
+    cover_size,
+    frame_pixels_problem,
+)
 from ..writer import (
     check_quality,
 )
@@ -59,10 +68,17 @@ class _FrameOptions:
     resize: int | tuple[int, int] | None = None
     fps: Fraction | None = None
     on_error: OnError = "skip"
+    crop: Crop = "none"
 
     def __post_init__(self) -> None:
         check_quality(self.quality)
         object.__setattr__(self, "resize", _check_resize(self.resize))
+        check_crop(self.crop)
+        if self.crop != "none" and self.resize is None:
+            raise ValueError(
+                f"crop={self.crop!r} needs resize= (N for an N x N crop of frames whose shorter "
+                "side is scaled to N, or (H, W)), e.g. resize=224, crop='center'"
+            )
         object.__setattr__(self, "fps", _check_fps(self.fps))
         if self.on_error not in ("skip", "raise"):
             raise ValueError(f"on_error must be 'skip' or 'raise', got {self.on_error!r}")
@@ -71,22 +87,31 @@ class _FrameOptions:
 def _check_resize(resize: object) -> int | tuple[int, int] | None:
     if resize is None:
         return None
+    checked: int | tuple[int, int]
     if isinstance(resize, numbers.Integral) and not isinstance(resize, bool):
         if resize < 1:
             raise ValueError(f"resize must be >= 1, got {resize!r}")
-        return int(resize)
-    if (
+        checked = int(resize)
+        sides = (checked, checked)  # at least: the shorter side is N
+    elif (
         isinstance(resize, Sequence)
         and not isinstance(resize, str)
         and len(resize) == 2
         and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in resize)
         and min(resize) >= 1
     ):
-        return int(resize[0]), int(resize[1])
-    raise ValueError(
-        f"resize must be None, a positive int (the shorter side) or a pair of positive ints "
-        f"(H, W), got {resize!r}"
-    )
+        checked = sides = (int(resize[0]), int(resize[1]))
+    else:
+        raise ValueError(
+            f"resize must be None, a positive int (the shorter side) or a pair of positive ints "
+            f"(H, W), got {resize!r}"
+        )
+    if max(sides) > WEBP_MAX_SIDE:
+        raise ValueError(f"resize={resize!r} is larger than WebP's {WEBP_MAX_SIDE} pixels per side")
+    problem = frame_pixels_problem(*sides, DEFAULT_MAX_FRAME_PIXELS)
+    if problem is not None:
+        raise ValueError(f"resize={resize!r} would store {problem}, the readers' default limit")
+    return checked
 
 
 def _check_fps(fps: object) -> Fraction | None:
@@ -134,15 +159,20 @@ def _sha256(file: str) -> str:
     return digest.hexdigest()
 
 
-def _output_size(height: int, width: int, resize: int | tuple[int, int] | None) -> tuple[int, int]:
-    """``(H, W)`` of the stored frames for a ``height x width`` source.
+def _output_size(
+    height: int, width: int, resize: int | tuple[int, int] | None, crop: Crop = "none"
+) -> tuple[int, int]:
+    """``(H, W)`` a ``height x width`` source is scaled to (before any crop).
 
     ``None`` keeps the size; an int ``n`` scales the shorter side to ``n`` and the
     longer one by the same factor, rounded to the nearest integer; ``(H, W)`` is
-    taken as is.
+    taken as is, or with ``crop="center"`` is the size the frame is scaled to cover.
     """
     if resize is None:
         return height, width
+    if crop != "none":
+        out = resize if isinstance(resize, tuple) else (resize, resize)
+        return cover_size(height, width, *out)
     if isinstance(resize, tuple):
         return resize
     if height <= width:
@@ -191,8 +221,10 @@ class _Decoder:
                     yield last[1]
                     continue
                 if size is None:
-                    size = _output_size(frame.height, frame.width, self.options.resize)
-                array = self._to_rgb(reformatter, frame, size)
+                    size = _output_size(
+                        frame.height, frame.width, self.options.resize, self.options.crop
+                    )
+                array = self._crop(self._to_rgb(reformatter, frame, size))
                 last = (frame, array)
                 yield array
             self._check_complete(container, stream)
@@ -215,6 +247,15 @@ class _Decoder:
                 width=width, height=height, interpolation="AREA" if shrink else "BICUBIC"
             )
         return reformatter.reformat(frame, **options).to_ndarray()
+
+    def _crop(self, array: np.ndarray) -> np.ndarray:
+        """The centered ``resize`` crop of a scaled frame (``crop="center"``), else the frame."""
+        if self.options.crop == "none":
+            return array
+        resize = self.options.resize
+        out_h, out_w = resize if isinstance(resize, tuple) else (resize, resize)
+        top, left = center_offsets(*array.shape[:2], out_h, out_w)
+        return np.ascontiguousarray(array[top : top + out_h, left : left + out_w])
 
     def _resample(self, decoded: Iterator[av.VideoFrame], stream: Any) -> Iterator[av.VideoFrame]:
         """At each output tick ``t_k = t_0 + k / fps`` (``t_0`` the first frame's timestamp,

@@ -4,6 +4,7 @@ fragments, cancellation, and the worker pool.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 
 _CANCEL_MARKER = ".hf_lvf-cancelled"
+# Frames a task has written so far, in a file of the scratch folder that the parent polls
+# (workers may be processes or cluster nodes: the folder is what they all reach).
+_PROGRESS_PREFIX = ".hf_lvf-progress-"
+# How often the parent looks at the workers' progress while it waits for results.
+_PROGRESS_SECONDS = 0.5
 
 
 # Videos in flight per worker: enough to keep each worker busy while the parent
@@ -57,16 +63,46 @@ class _Cancelled(Exception):
     """The conversion was abandoned (the parent left a cancel marker or removed the folder)."""
 
 
-def _cancellable(batches: Iterator[Any], folder: str) -> Iterator[Any]:
+def _cancellable(
+    batches: Iterator[Any], folder: str, on_batch: Callable[[int], None] | None = None
+) -> Iterator[Any]:
+    """``batches``, stopping when the conversion is cancelled; ``on_batch(frames so far)``
+    after each."""
     marker = os.path.join(folder, _CANCEL_MARKER)
+    written = 0
     for batch in batches:
         if os.path.exists(marker) or not os.path.isdir(folder):
             raise _Cancelled(f"conversion into {folder!r} was cancelled")
         yield batch
+        written += batch.num_rows
+        if on_batch is not None:
+            on_batch(written)
 
 
-def _convert_one(task: _Task) -> _Result:
-    """Decode, encode and write one video as fragments of ``task.folder``; runs in a worker."""
+def _progress_path(folder: str | Path, video_id: int) -> Path:
+    return Path(folder) / f"{_PROGRESS_PREFIX}{video_id}"
+
+
+def _write_progress(folder: str, video_id: int, frames: int) -> None:
+    path = _progress_path(folder, video_id)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(str(frames))
+    os.replace(tmp, path)  # the parent never reads half a number
+
+
+def read_progress(folder: str | Path, video_id: int) -> int:
+    """Frames the task of ``video_id`` reported written so far (0 if none yet)."""
+    try:
+        return int(_progress_path(folder, video_id).read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> _Result:
+    """Decode, encode and write one video as fragments of ``task.folder``; runs in a worker.
+
+    Progress (frames written so far) goes to ``on_batch``, or, by default, to a file of the
+    folder that the parent reads with :func:`read_progress`."""
     av = _import_av()
     if os.path.exists(os.path.join(task.folder, _CANCEL_MARKER)):
         raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
@@ -86,7 +122,9 @@ def _convert_one(task: _Task) -> _Result:
             quality=task.options.quality,
             on_frame=on_frame,
         )
-        fragments = write_fragments(_cancellable(batches, task.folder), task.folder)
+        if on_batch is None:
+            on_batch = functools.partial(_write_progress, task.folder, task.video_id)
+        fragments = write_fragments(_cancellable(batches, task.folder, on_batch), task.folder)
     except (_BadVideo, av.error.FFmpegError) as err:
         reason = str(err) if isinstance(err, _BadVideo) else _ffmpeg_reason(err, task.file)
         if task.options.on_error == "raise":
@@ -151,30 +189,42 @@ def _run(
     window: int,
     folder: Path,
     on_result: Callable[[_Result], None],
+    on_progress: Callable[[int, int], None] = lambda video_id, frames: None,
 ) -> None:
     """Run ``tasks`` (in this process if ``submit`` is None), ``window`` at a time.
 
+    ``on_progress(video_id, frames written)`` reports the tasks under way: after each
+    batch in this process, every ``_PROGRESS_SECONDS`` from workers.
     On any error, Ctrl-C included, pending tasks are cancelled and running ones
     told to stop, and this returns (by raising) only once none is writing.
     """
     if submit is None:
         for task in tasks:
-            on_result(_convert_one(task))
+            on_result(_convert_one(task, functools.partial(on_progress, task.video_id)))
         return
+    running: dict[Future, int] = {}
     queue = iter(tasks)
     pending: set[Future] = set()
     try:
         for task in queue:
-            pending.add(submit(task))
+            future = submit(task)
+            pending.add(future)
+            running[future] = task.video_id
             if len(pending) >= window:
                 break
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, _PROGRESS_SECONDS, return_when=FIRST_COMPLETED)
             for future in done:
-                on_result(future.result())
+                result = future.result()
+                _progress_path(folder, running.pop(future)).unlink(missing_ok=True)
+                on_result(result)
                 task = next(queue, None)
                 if task is not None:
-                    pending.add(submit(task))
+                    future = submit(task)
+                    pending.add(future)
+                    running[future] = task.video_id
+            for video_id in running.values():
+                on_progress(video_id, read_progress(folder, video_id))
     except BaseException:
         (folder / _CANCEL_MARKER).touch()
         for future in pending:
