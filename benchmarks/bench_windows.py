@@ -1,42 +1,88 @@
-"""Windows/s and peak memory of hf_lvf's read path against a naive baseline.
+"""Windows/s of hf_lvf's read paths against the reference reader and the decode limit.
 
-The baseline does what the reference reader does: for every window, one Lance
-``take`` and one decode per frame, nothing shared between windows. Both read
-the same generated roots in the same run, so the ratios hold on a noisy
-machine even where the absolute numbers do not.
+Every row of the main table reads one generated root three ways, in the same run:
 
-    python benchmarks/bench_windows.py            # full table (~3 min on 2 cores)
+- **hf_lvf**: random order through ``VideoWindows.take`` in batches (32 windows at
+  224x224, 4 at 720x1280), sequential order through ``VideoWindows.iter_samples``.
+- **reference**: the reference reader's algorithm (``reference/seed_backend.py``):
+  per window, one Lance ``take`` of its rows, then one decode per frame into the
+  window's array, in one thread. It decodes with the same libwebp decoder as hf_lvf
+  (imagecodecs), so the ratio shows what the read path gains, not the decoder.
+- **decode limit**: only decoding the distinct frames the reads need (per batch of
+  the random order; over the whole pass for the sequential one) with the same
+  decoder on all cores, from bytes already in memory, into reused buffers: no Lance,
+  no assembly. "of limit" is hf_lvf's rate as a fraction of it.
+
+The three take turns chunk by chunk (a take() batch, or a stretch of the
+sequential pass), so that a burst of load from another process on a shared
+machine hits all of them alike; the reference reads every window of a chunk
+at 224x224 and every 4th at 720x1280 (it spends the same time on each).
+The 720x1280 root is a textured synthetic clip (8x8-pixel blocks of noise with
+fine grain, panning 2-3 pixels per frame): ~115 KB per WebP frame and 10-13 ms per
+libwebp decode, like real HD footage, where the smooth test clips decode 2x faster.
+
+    python benchmarks/bench_windows.py            # everything (~6 min on 2 cores)
     python benchmarks/bench_windows.py --quick    # 224x224 only, shorter runs
 
-A second table reads the same 224x224 root (window_length=16, hop 4) through the
-``datasets`` front ends, as ratios to the core view's sequential pass: each
-front end reads every window once per round, rounds alternate between them, and
-the ratio is the median of the per-round ratios.
+Further tables: peak memory of a sequential pass by windows read; map-style
+``load_dataset`` batches of 8 (``ds.__getitems__``, what a ``DataLoader`` calls, and
+a ``DataLoader(batch_size=8)``) against ``VideoWindows.take`` on the same indices;
+and the ``datasets`` front ends in sequential order against the core view.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import os
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import imagecodecs
 import lance
 import numpy as np
-from PIL import Image
 
-from hf_lvf import VideoWindows
+from hf_lvf import VideoWindows, write_frames
 from hf_lvf.synthetic import write_synthetic_root
 
 WINDOW_LENGTH = 16
-BATCH = 16  # windows per DataLoader-style batch in random order
+CORES = os.cpu_count() or 1
 
 
-class NaiveReader:
-    """One Lance take and one Pillow decode per frame of every window."""
+# --- roots ----------------------------------------------------------------------------
+
+
+def textured_frames(num_frames: int, height: int, width: int, *, seed: int) -> Iterator[np.ndarray]:
+    """Frames of a noise texture panning across the picture: compresses like real footage."""
+    rng = np.random.default_rng(seed)
+    pad = 3 * num_frames + 8
+    coarse = rng.integers(0, 256, ((height + pad) // 8 + 1, (width + pad) // 8 + 1, 3), np.uint8)
+    texture = np.repeat(np.repeat(coarse, 8, 0), 8, 1)[: height + pad, : width + pad]
+    grain = rng.integers(-6, 7, texture.shape, dtype=np.int16)
+    texture = np.clip(texture // 2 + 64 + grain, 0, 255).astype(np.uint8)
+    for t in range(num_frames):
+        yield np.ascontiguousarray(texture[2 * t : 2 * t + height, 3 * t : 3 * t + width])
+
+
+def make_root(tmp: Path, height: int, width: int) -> Path:
+    if height <= 256:
+        return write_synthetic_root(
+            tmp / f"root_{height}x{width}", num_videos=4, num_frames=300, frame_size=(height, width)
+        )
+    videos = (
+        (f"pan_{i}", textured_frames(100, height, width, seed=i), {"label": i}) for i in range(3)
+    )
+    return write_frames(tmp / f"root_{height}x{width}", videos)
+
+
+# --- the three readers --------------------------------------------------------------------
+
+
+class ReferenceReader:
+    """The reference reader's algorithm: one Lance take per window, one decode per frame."""
 
     def __init__(self, windows: VideoWindows):
         self._w = windows
@@ -44,85 +90,152 @@ class NaiveReader:
 
     def read(self, index: int) -> np.ndarray:
         info = self._w.segment_info(index)
-        start_row = self._w.videos[info["video_idx"]].start_row
-        frames = []
-        for frame_idx in info["frame_indices"]:
-            blob = self._ds.take([start_row + frame_idx], columns=["bytes"])["bytes"][0].as_py()
-            frames.append(np.asarray(Image.open(io.BytesIO(blob)).convert("RGB")))
-        return np.stack(frames)
+        video = self._w.videos[info["video_idx"]]
+        rows = [video.start_row + f for f in info["frame_indices"]]
+        blobs = self._ds.take(rows, columns=["bytes"]).column("bytes").to_pylist()
+        out = np.empty((len(blobs), video.height, video.width, 3), np.uint8)
+        for j, blob in enumerate(blobs):
+            imagecodecs.webp_decode(blob, out=out[j])
+        return out
 
 
-def _measure(read_all: Callable[[], Iterator[int]], budget_s: float) -> tuple[float, float, int]:
-    """(windows/s, peak traced MB, windows) of reading until done or out of time."""
-    tracemalloc.start()
-    started = time.perf_counter()
-    count = 0
-    for n in read_all():
-        count += n
-        if time.perf_counter() - started > budget_s:
-            break
-    elapsed = time.perf_counter() - started
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return count / elapsed, peak, count
+class DecodeLimit:
+    """Only decoding frames, from bytes already in memory, on all cores, into reused buffers."""
+
+    def __init__(self, windows: VideoWindows):
+        self._w = windows
+        self._ds = lance.dataset(windows.uri)
+        self._pool = ThreadPoolExecutor(CORES)
+
+    def blobs(self, indices: np.ndarray, *, skip: set[int] | None = None) -> list[bytes]:
+        """The encoded distinct frames of windows ``indices``, less the rows in ``skip``
+        (which then gets these rows)."""
+        rows: set[int] = set()
+        for i in indices.tolist():
+            info = self._w.segment_info(i)
+            start_row = self._w.videos[info["video_idx"]].start_row
+            rows.update(start_row + f for f in info["frame_indices"])
+        if skip is not None:
+            rows -= skip
+            skip |= rows
+        return self._ds.take(sorted(rows), columns=["bytes"]).column("bytes").to_pylist()
+
+    def decode(self, blobs: list[bytes]) -> None:
+        height, width = self._w.frame_size
+        bounds = np.linspace(0, len(blobs), CORES + 1).astype(int)
+
+        def decode(lo: int, hi: int) -> None:
+            out = np.empty((height, width, 3), np.uint8)
+            for blob in blobs[lo:hi]:
+                imagecodecs.webp_decode(blob, out=out)
+
+        list(self._pool.map(decode, bounds[:-1], bounds[1:]))
 
 
-def _orders(n: int, seed: int = 0) -> dict[str, np.ndarray]:
-    return {"random": np.random.default_rng(seed).permutation(n), "sequential": np.arange(n)}
-
-
-def bench_size(tmp: Path, height: int, width: int, num_frames: int, budget_s: float) -> list[dict]:
-    root = write_synthetic_root(
-        tmp / f"root_{height}x{width}",
-        num_videos=4,
-        num_frames=num_frames,
-        frame_size=(height, width),
-        overwrite=True,
+def bench_row(
+    root: Path, params: dict, order: str, idx: np.ndarray, *, chunk: int, reference_every: int
+) -> dict:
+    """hf_lvf, the reference reader and the decode limit on the windows ``idx``, interleaved
+    chunk by chunk (``chunk`` windows: a take() batch in random order, a stretch of the pass
+    in sequential order), so that load from other processes hits all three alike. The
+    reference reads every ``reference_every``-th window of each chunk (it spends the same
+    time on every window)."""
+    w = VideoWindows(root, **params)
+    reference, limit = ReferenceReader(w), DecodeLimit(w)
+    decoded: set[int] = set()  # sequential: the limit decodes each frame of the pass once
+    w.read_video([idx[-1]])  # open Lance outside the timing
+    stream = w.iter_samples(idx) if order == "sequential" else None
+    spent = {"hf_lvf": 0.0, "reference": 0.0, "limit": 0.0}
+    read_by_reference = 0
+    for lo in range(0, len(idx), chunk):
+        windows = idx[lo : lo + chunk]
+        started = time.perf_counter()
+        if stream is None:
+            w.take(windows)
+        else:
+            for _ in windows:
+                next(stream)
+        spent["hf_lvf"] += time.perf_counter() - started
+        started = time.perf_counter()
+        for i in windows[::reference_every].tolist():
+            reference.read(i)
+            read_by_reference += 1
+        spent["reference"] += time.perf_counter() - started
+        blobs = limit.blobs(windows, skip=decoded if stream is not None else None)
+        started = time.perf_counter()
+        limit.decode(blobs)
+        spent["limit"] += time.perf_counter() - started
+    height, width = w.frame_size
+    return dict(
+        size=f"{height}x{width}",
+        hop=params["hop_size"],
+        order=order,
+        windows=len(idx),
+        hf_lvf=len(idx) / spent["hf_lvf"],
+        reference=read_by_reference / spent["reference"],
+        limit=len(idx) / spent["limit"],
     )
+
+
+def bench_size(
+    root: Path, *, random_batch: int, random_windows: int, reference_every: int, hops=(1, 4, 16)
+) -> list[dict]:
+    """One row per hop and order: all windows in sequential order, ``random_windows`` of a
+    permutation in random order (in take() batches of ``random_batch``)."""
     rows = []
-    for hop in (1, 4, 16):
-        w = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=hop)
-        naive = NaiveReader(w)
-        for order, idx in _orders(len(w)).items():
-
-            def fast(idx=idx, order=order, hop=hop) -> Iterator[int]:
-                fresh = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=hop)
-                if order == "sequential":
-                    for _ in fresh.iter_samples(idx):
-                        yield 1
-                else:
-                    for lo in range(0, len(idx), BATCH):
-                        yield len(fresh.take(idx[lo : lo + BATCH]))
-
-            def slow(idx=idx, naive=naive) -> Iterator[int]:
-                for i in idx:
-                    naive.read(int(i))
-                    yield 1
-
-            fast_rate, fast_mb, fast_n = _measure(fast, budget_s)
-            slow_rate, slow_mb, _ = _measure(slow, budget_s)
-            rows.append(
-                dict(
-                    size=f"{height}x{width}",
-                    hop=hop,
-                    order=order,
-                    windows=fast_n,
-                    hf_lvf=fast_rate,
-                    naive=slow_rate,
-                    ratio=fast_rate / slow_rate,
-                    peak_mb=fast_mb,
-                    naive_peak_mb=slow_mb,
-                )
+    for hop in hops:
+        params = {"window_length": WINDOW_LENGTH, "hop_size": hop}
+        n = len(VideoWindows(root, **params))
+        permutation = np.random.default_rng(0).permutation(n)[:random_windows]
+        rows.append(
+            bench_row(
+                root,
+                params,
+                "random",
+                permutation,
+                chunk=random_batch,
+                reference_every=reference_every,
             )
+        )
+        rows.append(
+            bench_row(
+                root,
+                params,
+                "sequential",
+                np.arange(n),
+                chunk=4 * random_batch,
+                reference_every=reference_every,
+            )
+        )
     return rows
 
 
-def memory_flatness(tmp: Path) -> list[tuple[int, float]]:
+def print_core(rows: list[dict]) -> None:
+    print(
+        f"\nwindow_length={WINDOW_LENGTH}; random order in batches through take(), sequential "
+        f"through iter_samples(); {CORES} cores\n"
+    )
+    print(
+        "| size | hop | order | windows | hf_lvf win/s | reference win/s | vs reference | "
+        "decode limit win/s | of limit |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['size']} | {r['hop']} | {r['order']} | {r['windows']} | {r['hf_lvf']:.1f} | "
+            f"{r['reference']:.1f} | {r['hf_lvf'] / r['reference']:.1f}x | {r['limit']:.1f} | "
+            f"{r['hf_lvf'] / r['limit']:.0%} |"
+        )
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+def memory_flatness(root: Path, hop: int) -> list[tuple[int, float]]:
     """Peak traced memory of a sequential pass over the first N windows, for growing N."""
-    root = tmp / "root_224x224"
     out = []
     for n in (50, 200, 800):
-        w = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=1)
+        w = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=hop)
         n = min(n, len(w))
         tracemalloc.start()
         for _ in w.iter_samples(np.arange(n)):
@@ -132,49 +245,79 @@ def memory_flatness(tmp: Path) -> list[tuple[int, float]]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="224x224 only, 1 s per cell")
-    args = parser.parse_args()
-    budget = 1.0 if args.quick else 2.5
-    sizes = [(224, 224, 300)] if args.quick else [(224, 224, 300), (480, 640, 120)]
-    with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_") as tmp:
-        rows = []
-        for height, width, frames in sizes:
-            rows += bench_size(Path(tmp), height, width, frames, budget)
-        print(f"window_length={WINDOW_LENGTH}, random order read in batches of {BATCH}\n")
-        header = (
-            "size",
-            "hop",
-            "order",
-            "hf_lvf win/s",
-            "naive win/s",
-            "ratio",
-            "peak MB",
-            "naive peak MB",
+# --- map-style load_dataset through DataLoader-sized batches ------------------------------
+
+
+def bench_map_style(root: Path, tmp: Path, *, batches: int) -> list[dict]:
+    """Windows/s of map-style batches of 8 against ``VideoWindows.take`` on the same indices,
+    interleaved batch by batch: every reader reads batch k before any reads batch k + 1."""
+    import datasets
+    import torch
+    from torch.utils.data import DataLoader
+
+    params = {"window_length": WINDOW_LENGTH, "hop_size": 4}
+    plain = datasets.load_dataset(
+        "hf_lvf", data_dir=str(root), split="train", cache_dir=str(tmp / "hf_cache"), **params
+    )
+    torch_ds = plain.with_format("torch")
+    w = VideoWindows(root, **params)
+    batches = min(batches, len(w) // 8)
+    order = np.random.default_rng(1).permutation(len(w))[: 8 * batches].reshape(batches, 8)
+    assert torch_ds.__getitems__([0])[0]["video"].dtype == torch.uint8
+    assert np.asarray(plain.__getitems__([0])[0]["video"]).dtype == np.uint8
+
+    def loader(dataset) -> Callable[[np.ndarray], object]:
+        batches_out = iter(DataLoader(dataset, batch_size=8, sampler=order.reshape(-1).tolist()))
+
+        def read(_: np.ndarray) -> None:
+            assert next(batches_out)["video"].dtype == torch.uint8
+
+        return read
+
+    readers: dict[str, Callable[[np.ndarray], object]] = {
+        "VideoWindows.take": w.take,
+        "ds.__getitems__": lambda b: plain.__getitems__(b.tolist()),
+        'ds.with_format("torch").__getitems__': lambda b: torch_ds.__getitems__(b.tolist()),
+        "DataLoader(VideoWindows, batch_size=8)": loader(w),
+        "DataLoader(ds, batch_size=8)": loader(plain),
+        'DataLoader(ds.with_format("torch"), batch_size=8)': loader(torch_ds),
+    }
+    spent = dict.fromkeys(readers, 0.0)
+    for batch in order:
+        for name, read in readers.items():
+            started = time.perf_counter()
+            read(batch)
+            spent[name] += time.perf_counter() - started
+    rate = {name: order.size / t for name, t in spent.items()}
+    rows = []
+    for name in readers:
+        base = (
+            "DataLoader(VideoWindows, batch_size=8)"
+            if "DataLoader" in name
+            else "VideoWindows.take"
         )
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for r in rows:
-            print(
-                f"| {r['size']} | {r['hop']} | {r['order']} | {r['hf_lvf']:.1f} | "
-                f"{r['naive']:.1f} | {r['ratio']:.1f}x | {r['peak_mb']:.1f} | "
-                f"{r['naive_peak_mb']:.1f} |"
-            )
-        print("\npeak traced memory of a sequential pass (224x224, hop 1) by windows read:")
-        for n, mb in memory_flatness(Path(tmp)):
-            print(f"  {n:5d} windows: {mb:.1f} MB")
-        print_front_ends(bench_front_ends(Path(tmp), rounds=3 if args.quick else 5))
+        rows.append(dict(name=name, rate=rate[name], base=base, ratio=rate[name] / rate[base]))
+    return rows
+
+
+def print_map_style(rows: list[dict], size: str) -> None:
+    print(
+        f"\nmap-style load_dataset, {size}, window_length={WINDOW_LENGTH}, hop 4, random "
+        "batches of 8 (the same indices for every reader), uint8 throughout:\n"
+    )
+    print("| reader | win/s | ratio |")
+    print("|---|---|---|")
+    for r in rows:
+        print(f"| {r['name']} | {r['rate']:.1f} | {r['ratio']:.2f}x {r['base']} |")
 
 
 # --- the datasets front ends (load_dataset both modes, to_iterable_dataset) ---------
 
 
-def bench_front_ends(tmp: Path, *, rounds: int, hop: int = 4) -> list[dict]:
-    """Windows/s of each front end over the 224x224 root, interleaved round by round."""
+def bench_front_ends(root: Path, tmp: Path, *, rounds: int, hop: int = 4) -> list[dict]:
+    """Windows/s of each front end over the root, in order, interleaved round by round."""
     import datasets
 
-    root = tmp / "root_224x224"
     params = {"window_length": WINDOW_LENGTH, "hop_size": hop}
     mapped = datasets.load_dataset(
         "hf_lvf", data_dir=str(root), split="train", cache_dir=str(tmp / "hf_cache"), **params
@@ -191,7 +334,7 @@ def bench_front_ends(tmp: Path, *, rounds: int, hop: int = 4) -> list[dict]:
         )
 
     def map_style() -> Iterator[object]:
-        return (mapped[i] for i in range(len(mapped)))
+        return iter(mapped)
 
     def wrapper() -> Iterator[object]:
         return iter(VideoWindows(root, **params).to_iterable_dataset())
@@ -199,7 +342,7 @@ def bench_front_ends(tmp: Path, *, rounds: int, hop: int = 4) -> list[dict]:
     front_ends = {
         "core VideoWindows.iter_samples": core,
         "load_dataset(streaming=True)": streaming,
-        'load_dataset() + with_format("numpy"), rows in order': map_style,
+        'load_dataset() + with_format("numpy"), iterated': map_style,
         "VideoWindows.to_iterable_dataset()": wrapper,
     }
     rates: dict[str, list[float]] = {name: [] for name in front_ends}
@@ -235,6 +378,34 @@ def print_front_ends(rows: list[dict]) -> None:
     for r in rows:
         low, high = r["spread"]
         print(f"| {r['name']} | {r['rate']:.1f} | {r['ratio']:.2f}x ({low:.2f}-{high:.2f}) |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="224x224 only, shorter runs")
+    parser.add_argument(
+        "--only", choices=["core", "memory", "map", "front"], help="run one table only"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_") as tmp_name:
+        tmp = Path(tmp_name)
+        small = make_root(tmp, 224, 224)
+        if args.only in (None, "core"):
+            windows = 128 if args.quick else 384
+            rows = bench_size(small, random_batch=32, random_windows=windows, reference_every=1)
+            if not args.quick:
+                big = make_root(tmp, 720, 1280)
+                rows += bench_size(big, random_batch=4, random_windows=24, reference_every=4)
+            print_core(rows)
+        if args.only in (None, "memory"):
+            print("\npeak traced memory of a sequential pass (224x224, hop 1) by windows read:")
+            for n, mb in memory_flatness(small, hop=1):
+                print(f"  {n:5d} windows: {mb:.1f} MB")
+        if args.only in (None, "map"):
+            rows = bench_map_style(small, tmp, batches=20 if args.quick else 60)
+            print_map_style(rows, "224x224")
+        if args.only in (None, "front"):
+            print_front_ends(bench_front_ends(small, tmp, rounds=3 if args.quick else 5))
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ message naming any that moved):
   Optional: without it, the builder works from ``datasets``' own glob.
 - ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
   ``WindowVideo`` feature, so cached datasets deserialise it.
-- ``datasets.formatting._FORMAT_TYPES``, ``NumpyFormatter``, ``TorchFormatter``:
-  replaced by subclasses that keep window columns in their dtype (uint8) instead
-  of upcasting them to int64, and behave exactly like the originals otherwise.
+- ``datasets.formatting._FORMAT_TYPES``, ``PythonFormatter``, ``NumpyFormatter``,
+  ``TorchFormatter``: replaced by subclasses that decode the window columns of a
+  batch with one read, keep them in their dtype (uint8) instead of upcasting them
+  to int64, and behave exactly like the originals otherwise.
 - ``datasets.iterable_dataset.ExamplesIterable`` / ``_BaseExamplesIterable`` and
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
@@ -39,6 +40,7 @@ from typing import Any
 import datasets
 import numpy as np
 import pyarrow as pa
+from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
 from datasets.iterable_dataset import ExamplesIterable
@@ -55,6 +57,7 @@ INTERNALS = (
     ("datasets.features.features", "_FEATURE_TYPES", True),
     ("datasets.features.features", "register_feature", True),
     ("datasets.formatting", "_FORMAT_TYPES", True),
+    ("datasets.formatting.formatting", "PythonFormatter", True),
     ("datasets.formatting.np_formatter", "NumpyFormatter", True),
     ("datasets.formatting.torch_formatter", "TorchFormatter", True),
     ("datasets.iterable_dataset", "ExamplesIterable", True),
@@ -103,6 +106,8 @@ def register_window_feature(feature_type: type, name: str) -> None:
     if feature_type not in _WINDOW_FEATURES:
         _WINDOW_FEATURES.append(feature_type)
     format_types = formatting._FORMAT_TYPES
+    if format_types.get(None) is PythonFormatter:
+        format_types[None] = _WindowAwarePythonFormatter
     if format_types.get("numpy") is NumpyFormatter:
         format_types["numpy"] = _WindowAwareNumpyFormatter
     if format_types.get("torch") is TorchFormatter:
@@ -221,7 +226,34 @@ def _window_columns(features: datasets.Features | None) -> frozenset[str]:
     )
 
 
-class _KeepWindows:
+class _BatchWindows:
+    """Mixin for datasets' formatters: the window columns of a batch are decoded together."""
+
+    features: datasets.Features | None
+
+    def format_batch(self, pa_table: pa.Table) -> Any:
+        """Window columns are decoded with one read for the whole batch (``ds[i:j]``,
+        ``ds[[...]]``, ``__getitems__``); the other columns as datasets does."""
+        names = [n for n in pa_table.column_names if n in _window_columns(self.features)]
+        if not names or getattr(self, "lazy", False):
+            return super().format_batch(pa_table)
+        decoded = {
+            name: self._window_batch(
+                self.features[name].decode_batch_of(pa_table.column(name).to_pylist())
+            )
+            for name in names
+        }
+        rest = super().format_batch(pa_table.drop_columns(names))
+        return {
+            name: decoded[name] if name in decoded else rest[name] for name in pa_table.column_names
+        }
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        """The formatted column of a decoded batch: a dense array, or a list with ``None``."""
+        raise NotImplementedError
+
+
+class _KeepWindows(_BatchWindows):
     """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
 
     features: datasets.Features | None
@@ -246,8 +278,21 @@ class _KeepWindows:
         return self._consolidate(self._keep(list(column)))
 
 
+class _WindowAwarePythonFormatter(_BatchWindows, PythonFormatter):
+    """datasets' default formatter, except that a batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        return list(windows)
+
+
 class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
-    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8)."""
+    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8) and a
+    batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        if isinstance(windows, np.ndarray):
+            return np.asarray(windows, **self.np_array_kwargs)
+        return self._consolidate(self._keep(windows))
 
     def _keep(self, value: Any) -> Any:
         if isinstance(value, np.ndarray):
@@ -258,7 +303,13 @@ class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
 
 
 class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
-    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy)."""
+    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy) and a
+    batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        if isinstance(windows, np.ndarray):
+            return self._keep(windows)
+        return self._consolidate(self._keep(windows))
 
     def _keep(self, value: Any) -> Any:
         import torch

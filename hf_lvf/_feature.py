@@ -191,9 +191,42 @@ class WindowVideo:
         size = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
         view = _decoder(uri, self._params(), size)
         window = _window_index(view, uri, video_idx, start_frame)
-        pixels = view.read_video([window])[0]
+        pixels = view._read_ahead(window)  # reads the next windows too when iterated
         _remember(pixels, (uri, self._params(), size, video_idx, start_frame))
         return pixels
+
+    def decode_batch_of(self, values: list[Mapping[str, Any] | None]) -> np.ndarray | list[Any]:
+        """The pixels of many references, read together: one Lance read per root, each
+        distinct frame decoded once (what ``ds[i:j]``, ``ds[[...]]`` and ``__getitems__`` use).
+
+        Returns:
+            A dense ``(len(values), window_length, H, W, 3)`` uint8 array (rows independent,
+            writable), or, when some value is ``None``, a list of arrays and ``None``.
+        """
+        if not self.decode:
+            raise RuntimeError("decode_batch_of on a WindowVideo(decode=False) feature")
+        params = self._params()
+        size = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
+        by_root: dict[str, list[tuple[int, int, int]]] = {}
+        for position, value in enumerate(values):
+            if value is not None:
+                uri, video_idx, start_frame = self._resolve(value)
+                by_root.setdefault(uri, []).append((position, video_idx, start_frame))
+        single = len(by_root) == 1 and sum(map(len, by_root.values())) == len(values)
+        # One root, no null: its read is the batch (no second copy).
+        out = None if single else np.empty((len(values), *self.array.shape), np.uint8)
+        for uri, entries in by_root.items():
+            view = _decoder(uri, params, size)
+            windows = [_window_index(view, uri, v, start) for _, v, start in entries]
+            if out is None:
+                out = view.read_video(windows)
+            else:
+                out[[position for position, _, _ in entries]] = view.read_video(windows)
+            for position, video_idx, start_frame in entries:
+                _remember(out[position], (uri, params, size, video_idx, start_frame))
+        if any(value is None for value in values):
+            return [out[p] if value is not None else None for p, value in enumerate(values)]
+        return out
 
     def _params(self) -> WindowParams:
         return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip)

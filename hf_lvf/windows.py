@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decode import decode_into, default_decode_threads
+from .batches import FrameBatches, ReadAhead
+from .decode import default_decode_threads
 from .frames import FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
 from .location import lance_location, pin_root
@@ -31,10 +32,15 @@ from .sizes import (
 if TYPE_CHECKING:
     import datasets
 
-_EMPTY_ROWS = np.empty(0, np.int64)
 # hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
+# Decoded frames that one shared read (iter_samples) holds: its windows are views into them.
+# Enough frames for all decode threads and to amortise a Lance read (160 at 224x224; one window
+# at HD, where the threads have frames enough).
+_STRIP_BYTES = 24 * 2**20
+# Windows considered for one shared read (bounds the planning work per read).
+_MAX_STRIP_WINDOWS = 1024
 
 
 def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) -> None:
@@ -175,8 +181,17 @@ class VideoWindows:
             # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
             uri, reader_options = lance_location(layout.uri, self._storage_options)
             reader_layout = dataclasses.replace(layout, uri=uri)
-        self._reader = FrameReader(reader_layout, reader_options)
-        self._cache = (_EMPTY_ROWS, None)
+        self._frames = FrameBatches(
+            FrameReader(reader_layout, reader_options),
+            videos=layout.videos,
+            start_rows=self._start_rows,
+            sizes=self._sizes,
+            out_size=self._out_size,
+            uri=self.uri,
+            threads=self._decode_threads,
+            crop=sizing.crop,
+        )
+        self._read_ahead = ReadAhead(self.read_video, len(self))  # for row-by-row readers
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
@@ -305,9 +320,19 @@ class VideoWindows:
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
     ) -> Iterator[dict[str, Any]]:
-        """Yield the samples of ``indices`` (default: all, in order), ``batch_size`` per read.
+        """Yield the samples of ``indices`` (default: all, in order).
 
-        Frames shared by consecutive windows are decoded once, also across batches.
+        A read takes as many following windows as fit in 24 MiB of decoded frames
+        (at least one window; ``batch_size`` or more wherever that many fit): windows
+        that share frames (``hop_size`` < span) are read together, each distinct frame
+        decoded once, the new frames of all of them on all decode threads at once, also
+        across reads. (Larger reads measured slower at HD: more memory, no more overlap.)
+
+        The ``video`` arrays yielded here are **read-only** and may share memory:
+        a window is a view into the strip of decoded frames it was read with,
+        so that no frame is copied per window. Writing into one raises
+        ``ValueError``; ``np.array(sample["video"])`` gives a private, writable copy.
+        (:meth:`take` returns writable arrays of their own.)
         """
         if (
             isinstance(batch_size, bool)
@@ -318,8 +343,11 @@ class VideoWindows:
         if indices is None:
             indices = np.arange(len(self), dtype=np.int64)
         indices = self._plan.normalize(np.asarray(indices).reshape(-1))
-        for lo in range(0, len(indices), batch_size):
-            yield from self.take(indices[lo : lo + batch_size])
+        lo = 0
+        while lo < len(indices):
+            hi = lo + self._strip_windows(indices[lo : lo + _MAX_STRIP_WINDOWS])
+            yield from self._take_shared(indices[lo:hi])
+            lo = hi
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.iter_samples()
@@ -344,66 +372,40 @@ class VideoWindows:
             raise RuntimeError("import hf_lvf to use to_iterable_dataset")
         return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards)
 
-    def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # Before the frame cache: a forked child must fail on every read, not only on a miss.
-        check_fork_safe(self.uri)
+    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(video_idx, start_frame, frame_indices, Lance rows)`` of windows ``idx``."""
         video_idx, start_frame = self._plan.locate(idx)
         frame_indices = self._plan.frame_indices(start_frame)
+        rows = self._start_rows[video_idx][:, None] + frame_indices
+        return video_idx, start_frame, frame_indices, rows
+
+    def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Windows ``idx`` as one dense, writable ``(n, window_length, H, W, 3)`` array."""
+        # Before the frame cache: a forked child must fail on every read, not only on a miss.
+        check_fork_safe(self.uri)
+        video_idx, start_frame, frame_indices, rows = self._rows(idx)
         if idx.size == 0:
             height, width = self._out_size
             empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
             return empty, video_idx, start_frame, frame_indices
-        rows = self._start_rows[video_idx][:, None] + frame_indices
-        flat_rows = rows.reshape(-1)
-        # Each distinct row is decoded once, straight into the first place the batch needs it
-        # (first_pos); later places that need the same row copy it from there.
-        unique_rows, first_pos, inverse = np.unique(
-            flat_rows, return_index=True, return_inverse=True
-        )
         height, width = self._out_size
-        problem = batch_bytes_problem(flat_rows.size, height, width, self._sizing.batch_bytes)
+        problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
         if problem is not None:
             raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")
-        out = np.empty((flat_rows.size, height, width, 3), np.uint8)
+        return self._frames.dense(rows), video_idx, start_frame, frame_indices
 
-        # Frames of the previous read's last window: a sequential pass decodes each frame once.
-        cached_rows, cached_frames = self._cache
-        todo = np.arange(len(unique_rows))
-        if cached_rows.size:
-            pos = np.minimum(np.searchsorted(cached_rows, unique_rows), cached_rows.size - 1)
-            hit = cached_rows[pos] == unique_rows
-            out[first_pos[hit]] = cached_frames[pos[hit]]
-            todo = np.flatnonzero(~hit)
-        if todo.size:
-            self._decode(unique_rows[todo], out, first_pos[todo])
-        source = first_pos[inverse.reshape(-1)]
-        # Frame by frame: a fancy-indexed copy would first gather every repeat into a temporary.
-        for target in np.flatnonzero(source != np.arange(flat_rows.size)).tolist():
-            out[target] = out[source[target]]
-        out = out.reshape(*rows.shape, height, width, 3)
-        # A copy, so the cache does not keep the whole batch alive.
-        self._cache = (rows[-1].copy(), out[-1].copy())
-        return out, video_idx, start_frame, frame_indices
+    def _strip_windows(self, candidates: np.ndarray) -> int:
+        """How many of the windows ``candidates`` (in order) the next shared read takes."""
+        rows = self._rows(candidates)[3]
+        _, first = np.unique(rows.reshape(-1), return_index=True)
+        # distinct[b]: distinct frames of windows 0..b.
+        distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(candidates)))
+        fits = _STRIP_BYTES // self._frames.frame_bytes
+        return max(1, int(np.searchsorted(distinct, fits, "right")))
 
-    def _decode(self, rows: np.ndarray, out: np.ndarray, targets: np.ndarray) -> None:
-        blobs = self._reader.read(rows)
-        row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
-        videos = self._layout.videos
-
-        def describe(k: int) -> str:
-            info = videos[int(row_video[k])]
-            frame_idx = int(rows[k]) - info.start_row
-            return (
-                f"frame {frame_idx} of video {info.video_idx} ({info.path!r}, Lance row "
-                f"{int(rows[k])}) in root {self.uri!r}"
-            )
-
-        decode_into(
-            blobs,
-            out,
-            targets,
-            expected_sizes=self._sizes[row_video],
-            describe=describe,
-            threads=self._decode_threads,
-            crop=self._sizing.crop,
-        )
+    def _take_shared(self, idx: np.ndarray) -> list[dict[str, Any]]:
+        """Samples of windows ``idx`` as read-only views into one strip of decoded frames."""
+        check_fork_safe(self.uri)
+        video_idx, start_frame, frame_indices, rows = self._rows(idx)
+        videos = self._frames.shared(rows)
+        return self._samples(idx, video_idx, start_frame, frame_indices, videos)

@@ -20,6 +20,7 @@ LAYERS = (
     ("location",),
     ("layout",),
     ("frames", "decode", "samples"),
+    ("batches",),
     ("windows",),
     ("_datasets",),
     ("_feature",),

@@ -23,7 +23,7 @@ from _loading import (
 from _roots import assert_same_sample, oracle_sample, oracle_windows, read_meta
 
 import hf_lvf
-from hf_lvf import HfLvfConfig, RootNotFoundError, WindowVideo
+from hf_lvf import HfLvfConfig, RootNotFoundError, VideoWindows, WindowVideo
 from hf_lvf.synthetic import write_synthetic_root
 
 MODES = pytest.mark.parametrize("streaming", [False, True], ids=["map", "streaming"])
@@ -91,16 +91,22 @@ def test_relative_data_files_under_data_dir(data_dir, streaming):
     assert_rows_equal(ds["eval"], core_samples(data_dir / "test", window_length=2))
 
 
-@MODES
-def test_split_of_several_roots(tmp_path, streaming):
-    # train/ holds two roots with different fields: windows follow root by root, in name order,
-    # and a field a root lacks takes its dtype's placeholder (NaN for floats, -1 for ints).
+def _two_roots(tmp_path) -> Path:
+    """parts/train/ holding two roots with different fields and sizes."""
     parent = tmp_path / "parts"
     hf_lvf.write_frames(
         parent / "train" / "a",
         [("a0", iter(np.full((6, 32, 48, 3), 7, np.uint8)), {"label": 1})],
     )
     mixed_size_root(parent / "train" / "b")
+    return parent
+
+
+@MODES
+def test_split_of_several_roots(tmp_path, streaming):
+    # train/ holds two roots with different fields: windows follow root by root, in name order,
+    # and a field a root lacks takes its dtype's placeholder (NaN for floats, -1 for ints).
+    parent = _two_roots(tmp_path)
     ds = _load(streaming, data_dir=str(parent), window_length=2, frame_size=(16, 16))
     assert list(ds) == ["train"]
     a = core_samples(parent / "train" / "a", window_length=2, frame_size=(16, 16))
@@ -278,6 +284,98 @@ def test_rows_slices_and_formats(data_dir):
     # A dtype the caller asks for applies to video too.
     as_float = ds.with_format("numpy", dtype=np.float32)[0]["video"]
     assert as_float.dtype == np.float32
+
+
+@pytest.fixture
+def lance_reads(monkeypatch) -> list[int]:
+    """How many rows each Lance read of this test asks for, in order."""
+    from hf_lvf.frames import FrameReader
+
+    reads: list[int] = []
+    original = FrameReader.read
+
+    def read(self, rows):
+        reads.append(len(rows))
+        return original(self, rows)
+
+    monkeypatch.setattr(FrameReader, "read", read)
+    return reads
+
+
+@pytest.mark.parametrize("fmt", [None, "numpy", "torch"])
+def test_map_style_batches_are_one_read(data_dir, lance_reads, fmt):
+    params = dict(window_length=4, hop_size=2)
+    plain = _load(False, data_dir=str(data_dir), split="test", **params)
+    ds = plain.with_format(fmt) if fmt else plain
+    core = VideoWindows(data_dir / "test", **params)
+    want = core.take(range(len(core)))
+    indices = [5, 0, 6, 5, len(core) - 1, 2, 3]
+
+    def pixels(value) -> np.ndarray:
+        return value.numpy() if fmt == "torch" else np.asarray(value)
+
+    for read in (lambda: ds[indices]["video"], lambda: ds[2:9]["video"]):
+        lance_reads.clear()
+        video = read()
+        assert len(lance_reads) == 1  # the whole batch, each distinct frame once
+        if fmt:  # one dense uint8 array (tensor): no second copy to stack the windows
+            assert str(video.dtype).endswith("uint8") and len(video.shape) == 5
+        else:
+            assert all(v.dtype == np.uint8 for v in video)
+    lance_reads.clear()
+    batch = ds.__getitems__(indices)
+    frames = {(want[i]["video_idx"], f) for i in indices for f in want[i]["frame_indices"]}
+    # One read of the distinct frames (less the ones the previous read left in the cache).
+    assert len(lance_reads) == 1 and len(frames) - 4 <= lance_reads[0] <= len(frames)
+    assert [row["sample_idx"] for row in batch] == [want[i]["sample_idx"] for i in indices]
+    for row, i in zip(batch, indices, strict=True):
+        video = pixels(row["video"])
+        assert video.dtype == np.uint8
+        np.testing.assert_array_equal(video, want[i]["video"])
+    # Writing into one window of a batch leaves the others (and later reads) alone.
+    first, second = ds.__getitems__([0, 1])
+    pixels(first["video"])[...] = 0
+    np.testing.assert_array_equal(pixels(second["video"]), want[1]["video"])
+    np.testing.assert_array_equal(pixels(ds[0]["video"]), want[0]["video"])
+
+
+@pytest.mark.parametrize("fmt", [None, "numpy", "torch"])
+def test_map_style_iteration_reads_ahead(tmp_path, lance_reads, fmt):
+    root = long_videos_root(tmp_path / "long", num_frames=60)
+    params = dict(window_length=4, hop_size=3)
+    plain = _load(False, data_dir=str(root), split="train", **params)
+    ds = plain.with_format(fmt) if fmt else plain
+    want = core_samples(root, **params)
+    lance_reads.clear()
+    count = 0
+    for row, sample in zip(ds, want, strict=True):
+        video = row["video"].numpy() if fmt == "torch" else np.asarray(row["video"])
+        assert video.dtype == np.uint8 and int(row["sample_idx"]) == sample["sample_idx"]
+        np.testing.assert_array_equal(video, sample["video"])
+        video[...] = 0  # the caller's own: later rows must not see it
+        count += 1
+    assert count == len(want)
+    # Rows in order are read 8 windows at a time (a few more reads where a video ends).
+    assert len(lance_reads) <= len(want) // 8 + 6
+    # Random rows are read one by one, never from a stale read-ahead.
+    lance_reads.clear()
+    for i in [5, 3, 4, 5, 6, 7, 2]:
+        np.testing.assert_array_equal(np.asarray(plain[i]["video"]), want[i]["video"])
+    assert len(lance_reads) >= 5
+
+
+def test_map_style_batch_over_several_roots(tmp_path, lance_reads):
+    parent = _two_roots(tmp_path)
+    ds = _load(False, data_dir=str(parent), split="train", window_length=2, frame_size=(16, 16))
+    want = core_samples(parent / "train" / "a", window_length=2, frame_size=(16, 16))
+    want += core_samples(parent / "train" / "b", window_length=2, frame_size=(16, 16))
+    indices = [len(want) - 1, 0, 6, 1]
+    lance_reads.clear()
+    batch = ds.with_format("numpy")[indices]["video"]
+    assert len(lance_reads) == 2  # one read per root
+    assert batch.dtype == np.uint8
+    for video, i in zip(batch, indices, strict=True):
+        np.testing.assert_array_equal(video, want[i]["video"])
 
 
 def test_references_without_decoding(data_dir):

@@ -107,10 +107,10 @@ def test_resume_does_not_decode_skipped_windows(windows):
     resumed = windows.to_iterable_dataset(num_shards=1)
     resumed.load_state_dict(state)
     seen = []
-    original = windows.take
+    original = windows._take_shared  # what iter_samples reads with
 
     class Counting(VideoWindows):
-        def take(self, indices):
+        def _take_shared(self, indices):
             seen.extend(int(i) for i in indices)
             return original(indices)
 

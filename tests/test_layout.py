@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tracemalloc
 
 import lance
 import numpy as np
@@ -314,19 +316,59 @@ def _frame_match(root, frame_idx=3):
     )
 
 
+def _riff(*chunks: bytes) -> bytes:
+    body = b"WEBP" + b"".join(chunks)
+    return b"RIFF" + len(body).to_bytes(4, "little") + body
+
+
+def _chunk(fourcc: bytes, payload: bytes) -> bytes:
+    return fourcc + len(payload).to_bytes(4, "little") + payload + b"\0" * (len(payload) % 2)
+
+
+def _vp8l_header(width: int, height: int) -> bytes:
+    bits = (width - 1) | (height - 1) << 14
+    return _riff(_chunk(b"VP8L", bytes([0x2F]) + bits.to_bytes(4, "little") + bytes(16)))
+
+
+def _vp8x_canvas(width: int, height: int, *, flags: int = 0, then: bytes = b"") -> bytes:
+    size = (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    return _riff(_chunk(b"VP8X", bytes([flags, 0, 0, 0]) + size), then)
+
+
+def _animated(frame: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    first, second = Image.fromarray(frame), Image.fromarray(np.ascontiguousarray(frame[::-1]))
+    first.save(buf, format="WEBP", save_all=True, append_images=[second], duration=40)
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize(
     ("make_blob", "problem"),
     [
-        (lambda f: webp(f)[:60], "is not a valid WebP image"),
-        (lambda f: b"RIFF" + bytes(40), "is not a valid WebP image"),
-        (png, "is not a valid WebP image"),
+        (lambda f: webp(f)[:60], "is not a valid WebP image: truncated"),
+        (lambda f: webp(f)[:-1], "is not a valid WebP image: truncated"),
+        (lambda f: b"RIFF" + bytes(40), "is not a valid WebP image: no RIFF/WEBP signature"),
+        (png, "is not a valid WebP image: no RIFF/WEBP signature"),
         (lambda f: b"", "is not a valid WebP image"),
         (lambda f: None, r"has no bytes \(null\)"),
+        (
+            lambda f: _riff(_chunk(b"JUNK", bytes(12))),
+            "is not a valid WebP image: unknown first chunk",
+        ),
+        # A correct header in front of a corrupt bitstream: libwebp's own error.
+        (
+            lambda f: webp(f)[:30] + b"\xff" * (len(webp(f)) - 30),
+            "is not a valid WebP image: WebPDecode",
+        ),
         (lambda f: webp(f[:16]), r"decodes to 48x16 \(WxH\) but its video declares 48x32"),
         (
             lambda f: webp(np.ascontiguousarray(f.transpose(1, 0, 2))),
             "decodes to 32x48 \\(WxH\\) but its video declares 48x32",
         ),
+        (_animated, "is an animated WebP image; a row must hold one still frame"),
+        # The animation flag alone is enough, whatever follows.
+        (lambda f: _vp8x_canvas(48, 32, flags=0x02), "is an animated WebP image"),
+        (lambda f: _vp8x_canvas(48, 32, then=_chunk(b"ANIM", bytes(6))), "is an animated WebP"),
     ],
 )
 def test_bad_frame(tmp_path, make_blob, problem):
@@ -341,10 +383,53 @@ def test_bad_frame(tmp_path, make_blob, problem):
         list(w.iter_samples())
 
 
-def test_decompression_bomb_guard_stays_on(tmp_path, monkeypatch):
-    root = _bad_frame_root(tmp_path, None)
+@pytest.mark.parametrize(
+    ("blob", "declared"),
+    [
+        (_vp8l_header(16383, 16383), "16383x16383"),
+        (_vp8x_canvas(2**24, 2**24), "16777216x16777216"),
+    ],
+)
+def test_huge_declared_canvas_is_refused_before_decoding(tmp_path, blob, declared):
+    # What Pillow's decompression-bomb guard used to catch: the header is read, the size
+    # compared with the video's, and nothing is allocated for the declared canvas.
+    root = _bad_frame_root(tmp_path, blob)
     w = VideoWindows(root, decode_threads=1)
-    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 32x48 = 1536 > 2 * 100 pixels
-    with pytest.raises(Image.DecompressionBombError, match=_frame_match(root, 2)) as info:
-        w[6]  # video 1, frame 2
-    assert isinstance(info.value.__cause__, Image.DecompressionBombError)
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            FrameDecodeError,
+            match=_frame_match(root) + re.escape(f" decodes to {declared} (WxH) but its video "),
+        ):
+            w[7]  # video 1, frames 3
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+
+
+def test_damaged_frames_never_crash(tmp_path):
+    """Every truncation and many byte flips of a frame: decoded or FrameDecodeError."""
+    frame = make_frames(1, *FRAME_SIZE, seed=1)[0]
+    good = webp(frame)
+    rng = np.random.default_rng(0)
+    damaged = [good[:n] for n in range(len(good))]
+    for _ in range(300):
+        blob = bytearray(good)
+        for position in rng.integers(0, len(good), size=rng.integers(1, 4)):
+            blob[position] = rng.integers(0, 256)
+        damaged.append(bytes(blob))
+    videos = [{"frames": [frame] * len(damaged), "path": "damaged.mkv"}]
+    blobs = {(0, f): blob for f, blob in enumerate(damaged)}
+    root = write_foreign_root(tmp_path / "r", videos, blobs=blobs, max_rows_per_file=512)
+    w = VideoWindows(root)
+    outcomes = {"decoded": 0, "refused": 0}
+    for i in range(len(w)):
+        try:
+            assert w[i]["video"].shape == (1, *FRAME_SIZE, 3)
+            outcomes["decoded"] += 1
+        except FrameDecodeError as err:
+            assert f"frame {i} of video 0 ('damaged.mkv'" in str(err)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] >= len(good)  # every truncation
+    assert outcomes["decoded"] > 0  # a flip in the pixel data decodes, to other pixels

@@ -25,6 +25,7 @@ from _roots import (
 )
 from PIL import Image
 
+import hf_lvf.windows as windows_module
 from hf_lvf import VideoWindows, WindowParams, write_frames
 
 
@@ -118,6 +119,111 @@ def test_iter_samples_reuses_frames_correctly(roots):
     assert_same_sample(w[3], every[3])
     assert_same_sample(w[4], every[4])
     assert_same_sample(w[0], every[0])
+
+
+def _counting_reads(root, monkeypatch, **params) -> tuple[VideoWindows, list[int]]:
+    """A fresh view, and the list of how many rows each of its Lance reads asks for."""
+    w = VideoWindows(root, **params)
+    reads: list[int] = []
+    reader = w._frames.reader
+    original = reader.read
+    monkeypatch.setattr(reader, "read", lambda rows: reads.append(len(rows)) or original(rows))
+    return w, reads
+
+
+def test_iter_samples_reads_many_windows_at_once(roots, monkeypatch):
+    params = dict(window_length=4, hop_size=1, decode_threads=2)
+    every = VideoWindows(roots["hf_lvf"], **params).take(range(32))
+    total = sum(v.num_frames for v in VideoWindows(roots["hf_lvf"]).videos)
+    total -= 3  # the 3-frame video yields no window
+    # One read decodes the frames of all the windows that fit, whatever batch_size says.
+    w, reads = _counting_reads(roots["hf_lvf"], monkeypatch, **params)
+    assert len(w) == 32
+    assert_same_samples(list(w.iter_samples(batch_size=1)), every)
+    assert reads == [total]
+    # A small strip: several reads, each frame still decoded once over the whole pass.
+    frame_bytes = 3 * FRAME_SIZE[0] * FRAME_SIZE[1]
+    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 7 * frame_bytes)
+    w, reads = _counting_reads(roots["hf_lvf"], monkeypatch, **params)
+    assert_same_samples(list(w.iter_samples(batch_size=2)), every)
+    assert len(reads) > 3 and sum(reads) == total
+
+
+@pytest.mark.parametrize("strip_frames", [1, 5, 40])
+def test_iter_samples_shared_reads_equal_take(roots, monkeypatch, strip_frames):
+    monkeypatch.setattr(
+        windows_module, "_STRIP_BYTES", strip_frames * 3 * FRAME_SIZE[0] * FRAME_SIZE[1]
+    )
+    rng = random.Random(strip_frames)
+    for _ in range(6):
+        params = random_params(rng)
+        try:
+            w = VideoWindows(roots["foreign"], **params)
+        except ValueError:
+            continue
+        every = w.take(range(len(w)))
+        orders = [
+            list(range(len(w))),
+            list(range(len(w)))[::-1],
+            rng.sample(range(len(w)), len(w)),
+            [0, 0, 1, 1, 0, len(w) - 1],  # repeats, and windows whose frames interleave
+        ]
+        for order in orders:
+            got = list(w.iter_samples(order, batch_size=rng.randrange(1, 5)))
+            assert_same_samples(got, [every[i] for i in order])
+
+
+def test_iter_samples_windows_are_read_only_views(roots):
+    w = VideoWindows(roots["hf_lvf"], window_length=4, hop_size=2, frame_skip=1)
+    first, second = list(w.iter_samples(range(2)))
+    # Consecutive windows share frames: one strip of decoded frames, each window a view.
+    assert np.shares_memory(first["video"], second["video"])
+    np.testing.assert_array_equal(first["video"][1:], second["video"][:-1])
+    before = second["video"].copy()
+    with pytest.raises(ValueError, match="read-only"):
+        first["video"][1] = 0
+    with pytest.raises(ValueError, match="read-only|not writeable|cannot set WRITEABLE"):
+        first["video"].flags.writeable = True
+    np.testing.assert_array_equal(second["video"], before)
+    private = np.array(first["video"])
+    private[1] = 0  # a copy is the caller's own
+    np.testing.assert_array_equal(second["video"], before)
+    # take() gives writable arrays that share nothing with each other.
+    a, b = w.take([0, 1])
+    assert a["video"].flags.writeable and not np.shares_memory(a["video"], b["video"])
+    a["video"][1] = 0
+    np.testing.assert_array_equal(b["video"], before)
+
+
+def test_strips_are_recycled_only_when_nothing_refers_to_them(roots, monkeypatch):
+    frame_bytes = 3 * FRAME_SIZE[0] * FRAME_SIZE[1]
+    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 6 * frame_bytes)
+    params = dict(window_length=3, hop_size=1)
+    w = VideoWindows(roots["hf_lvf"], **params)
+    every = VideoWindows(roots["hf_lvf"], **params).take(range(len(w)))
+    # Samples let go as the pass goes: their strips' memory comes back.
+    owners = set()
+    for sample, want in zip(w.iter_samples(batch_size=1), every, strict=True):
+        assert_same_sample(sample, want)
+        owners.add(sample["video"].base.__array_interface__["data"][0])
+    assert len(owners) <= 3
+    # Samples (or tensors made from them) kept: never overwritten.
+    kept = list(w.iter_samples(batch_size=1))
+    views = [np.asarray(memoryview(s["video"])) for s in kept[::2]]
+    del kept[::2]
+    assert_same_samples(kept, every[1::2])
+    for view, want in zip(views, every[::2], strict=True):
+        np.testing.assert_array_equal(view, want["video"])
+    # Batches of take(): the same, and their arrays stay writable.
+    addresses = set()
+    for lo in range(0, 12, 2):
+        batch = w.take([lo, lo + 1])
+        addresses.add(batch[0]["video"].__array_interface__["data"][0])
+        batch[1]["video"][...] = 0
+    assert len(addresses) <= 3
+    kept = [w.take([lo, lo + 1]) for lo in range(0, 12, 2)]
+    for lo, batch in zip(range(0, 12, 2), kept, strict=True):
+        assert_same_samples(batch, every[lo : lo + 2])
 
 
 def test_iter_samples_bad_batch_size(roots):
