@@ -400,7 +400,7 @@ class VideoWindows:
         _, first = np.unique(rows.reshape(-1), return_index=True)
         # distinct[b]: distinct frames of windows 0..b.
         distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(candidates)))
-        fits = _STRIP_BYTES // self._frames.frame_bytes
+        fits = min(_STRIP_BYTES, self._sizing.batch_bytes) // self._frames.frame_bytes
         return max(1, int(np.searchsorted(distinct, fits, "right")))
 
     def _take_shared(self, idx: np.ndarray) -> list[dict[str, Any]]:
