@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
 # Decoded frames that one shared read (iter_samples) holds: its windows are views into them.
-# Enough frames for all decode threads and to amortise a Lance read (160 at 224x224; one window
-# at HD, where the threads have frames enough).
+# Enough frames for all decode threads and to amortise a Lance read (160 at 224x224); at HD,
+# a span and 8 frames (below).
 _STRIP_BYTES = 24 * 2**20
 # Windows considered for one shared read (bounds the planning work per read).
 _MAX_STRIP_WINDOWS = 1024
@@ -322,11 +322,11 @@ class VideoWindows:
     ) -> Iterator[dict[str, Any]]:
         """Yield the samples of ``indices`` (default: all, in order).
 
-        A read takes as many following windows as fit in 24 MiB of decoded frames
-        (at least one window; ``batch_size`` or more wherever that many fit): windows
-        that share frames (``hop_size`` < span) are read together, each distinct frame
-        decoded once, the new frames of all of them on all decode threads at once, also
-        across reads. (Larger reads measured slower at HD: more memory, no more overlap.)
+        A read takes as many following windows as fit in 24 MiB of decoded frames, or
+        in a span and 8 frames where that is more (HD), and in ``max_batch_bytes``;
+        ``batch_size`` or more wherever that many fit. Windows that share frames
+        (``hop_size`` < span) are read together, each distinct frame decoded once, the
+        new frames of all of them on all decode threads at once, also across reads.
 
         The ``video`` arrays yielded here are **read-only** and may share memory:
         a window is a view into the strip of decoded frames it was read with,
@@ -400,7 +400,10 @@ class VideoWindows:
         _, first = np.unique(rows.reshape(-1), return_index=True)
         # distinct[b]: distinct frames of windows 0..b.
         distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(candidates)))
-        fits = min(_STRIP_BYTES, self._sizing.batch_bytes) // self._frames.frame_bytes
+        # At least 8 new frames past one window's span: a read copies the frames it shares with
+        # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
+        fits = max(_STRIP_BYTES // self._frames.frame_bytes, self._params.span + 8)
+        fits = min(fits, self._sizing.batch_bytes // self._frames.frame_bytes)
         return max(1, int(np.searchsorted(distinct, fits, "right")))
 
     def _take_shared(self, idx: np.ndarray) -> list[dict[str, Any]]:
