@@ -36,6 +36,15 @@ _EMPTY_ROWS = np.empty(0, np.int64)
 _RETIRED = 2
 
 
+def _references(items: list, k: int) -> int:
+    return sys.getrefcount(items[k])
+
+
+# What _references gives for an object that only a list refers to, measured by the same code
+# (so that an interpreter that counts references on its stack differently agrees with itself).
+_ONLY_LIST = _references([object()], 0)
+
+
 class FrameBatches:
     """Decoded frames of Lance rows, with the frame cache of one view.
 
@@ -139,11 +148,11 @@ class FrameBatches:
         """The memory of an earlier batch or strip of at least ``nbytes`` that nothing refers
         to any more, made writable again; else fresh memory."""
         for k in range(len(self._retired)):
-            owner = self._retired[k]
-            # References: the list, ``owner`` and getrefcount's argument. Every view of a
-            # strip (windows handed out, tensors made from them, the cache) refers to it.
-            if nbytes <= owner.nbytes <= 2 * nbytes and sys.getrefcount(owner) == 3:
-                del self._retired[k]
+            # Every view of a batch or strip (windows handed out, arrays or tensors made from
+            # them, the cache) holds a reference to it: none but the list's means it is free.
+            size = self._retired[k].nbytes
+            if nbytes <= size <= 2 * nbytes and _references(self._retired, k) == _ONLY_LIST:
+                owner = self._retired.pop(k)
                 owner.flags.writeable = True
                 return owner
         return np.empty(nbytes, np.uint8)
