@@ -191,7 +191,9 @@ class VideoWindows:
             threads=self._decode_threads,
             crop=sizing.crop,
         )
-        self._read_ahead = ReadAhead(self.read_video, len(self))  # for row-by-row readers
+        # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
+        ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
+        self._read_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
