@@ -25,28 +25,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hub_server import HubServer, free_port  # noqa: E402
+from hub_server import CLIENT_ENV_DROPPED, HubServer, client_environment, free_port  # noqa: E402
 
 HUB_PORT = free_port()
 HUB_ENDPOINT = f"http://127.0.0.1:{HUB_PORT}"
 _HF_HOME = tempfile.mkdtemp(prefix="hf_lvf-tests-hf-home-")
 atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
 
-for _name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+for _name in CLIENT_ENV_DROPPED:
     os.environ.pop(_name, None)
-os.environ.update(
-    {
-        "HF_ENDPOINT": HUB_ENDPOINT,
-        "HF_HUB_OFFLINE": "0",
-        "HF_DATASETS_OFFLINE": "0",
-        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
-        "HF_HUB_DISABLE_XET": "1",
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-        "HF_HOME": _HF_HOME,
-        "HF_DATASETS_CACHE": os.path.join(_HF_HOME, "datasets"),
-    }
-)
+os.environ.update(client_environment(HUB_ENDPOINT, _HF_HOME))
 
 
 @pytest.fixture(scope="session")

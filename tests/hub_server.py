@@ -14,8 +14,9 @@ with ``Range``), preupload (always ``"regular"``: no LFS or Xet), NDJSON commit,
 branch create/delete, validate-yaml, whoami-v2. Private and gated repos follow the real Hub's
 answers (401 + ``X-Error-Code``), so the clients raise ``RepositoryNotFoundError`` and
 ``GatedRepoError``. Faults (status codes with ``Retry-After``, a connection dropped mid-body, a
-short ``Content-Length``, delays) can be injected, and every request is logged with the number of
-body bytes served.
+short ``Content-Length``, a stall mid-body, delays) can be injected; ``latency`` adds a fixed
+delay before every answer (a far-away Hub); every request is logged with the number of body
+bytes served and when it arrived and ended.
 
 Client behaviour observed against this server (huggingface_hub 2.4, pylance 14)
 -------------------------------------------------------------------------------
@@ -138,6 +139,7 @@ class Fault:
     drop_mid_body: bool = False
     wrong_content_length: bool = False
     delay: float = 0.0
+    stall: float = 0.0
     times: int = 1
     skip: int = 0
     path_contains: str | None = None
@@ -151,13 +153,16 @@ class Fault:
 
 
 class RequestRecord(NamedTuple):
-    """One served request. ``path`` is the raw request target (path and query string)."""
+    """One served request. ``path`` is the raw request target (path and query string);
+    ``started``/``ended`` are ``time.monotonic()`` when it arrived and when it was answered."""
 
     method: str
     path: str
     range: str | None
     bytes_sent: int  # body bytes only
     status: int
+    started: float = 0.0
+    ended: float = 0.0
 
 
 @dataclass
@@ -181,6 +186,8 @@ class HubServer:
             Hub answers 404 instead; use ``HfApi.create_branch`` for that behaviour).
         initial_commit: new repos start with an "initial commit" holding ``.gitattributes``, as on
             the Hub; with False they start with an empty commit.
+        latency: seconds added before every answer (a round trip to a far-away Hub); also an
+            attribute that can be changed while the server runs.
     """
 
     def __init__(
@@ -193,8 +200,10 @@ class HubServer:
         host: str = "127.0.0.1",
         autocreate_branches: bool = True,
         initial_commit: bool = True,
+        latency: float = 0.0,
     ) -> None:
         self.root = Path(root)
+        self.latency = latency
         self.tokens = tuple(tokens)
         self.page_size = page_size
         self.autocreate_branches = autocreate_branches
@@ -268,7 +277,9 @@ class HubServer:
     # ------------------------------------------------------------------ test controls
 
     def reset(self) -> None:
-        """Forget all repos, faults and logged requests (blobs stay on disk; they are immutable)."""
+        """Forget all repos, faults and logged requests, and set ``latency`` to 0 (blobs stay on
+        disk; they are immutable)."""
+        self.latency = 0.0
         with self._lock:
             self._repos.clear()
             self._faults.clear()
@@ -287,6 +298,7 @@ class HubServer:
         drop_mid_body: bool = False,
         wrong_content_length: bool = False,
         delay: float = 0.0,
+        stall: float = 0.0,
         skip: int = 0,
     ) -> Fault:
         """Answer the next ``times`` matching requests (after ``skip`` good ones) with a fault.
@@ -296,14 +308,16 @@ class HubServer:
           then close the connection;
         - ``wrong_content_length``: advertise (and send) only half of the body, as a truncating
           proxy would; the connection stays usable;
+        - ``stall``: send the headers and half of the body, then stop sending for that many
+          seconds before the rest (a stalled connection; a client with a read timeout gives up);
         - ``delay``: sleep that many seconds before answering (combinable with the others).
 
         ``path_contains`` is matched against the raw request target, ``method`` exactly.
         Faults are tried in injection order; each request consumes at most one.
         """
-        if status is None and not (drop_mid_body or wrong_content_length or delay):
+        if status is None and not (drop_mid_body or wrong_content_length or delay or stall):
             raise ValueError(
-                "inject() needs a status, drop_mid_body, wrong_content_length or delay"
+                "inject() needs a status, drop_mid_body, wrong_content_length, stall or delay"
             )
         fault = Fault(
             status=status,
@@ -311,6 +325,7 @@ class HubServer:
             drop_mid_body=drop_mid_body,
             wrong_content_length=wrong_content_length,
             delay=delay,
+            stall=stall,
             times=times,
             skip=skip,
             path_contains=path_contains,
@@ -349,6 +364,10 @@ class HubServer:
         """``(repo_id, path)`` of every file sent in a commit that was stored, oldest first."""
         with self._lock:
             return list(self._uploads)
+
+    def count(self, path_contains: str | None = None, method: str | None = None) -> int:
+        """How many logged requests match."""
+        return len(self.requests_matching(path_contains, method))
 
     def bytes_served(self, path_contains: str | None = None, method: str | None = None) -> int:
         """Total body bytes sent for the matching requests."""
@@ -635,6 +654,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # The last byte of a body goes out in a write of its own (see _send): without
+        # TCP_NODELAY, Nagle's algorithm holds it until the client's delayed ACK (~40 ms).
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.hub._lock:
             self.hub._connections.add(self.connection)
 
@@ -699,6 +722,7 @@ class _Handler(BaseHTTPRequestHandler):
         return _Auth(token, True)
 
     def _dispatch(self) -> None:
+        self._started = time.monotonic()
         self._status = 0
         self._sent = 0
         self._fault: Fault | None = None
@@ -712,6 +736,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             self._body = self._read_body()
+            if self.hub.latency > 0:
+                time.sleep(self.hub.latency)
             fault = self.hub._take_fault(method, self.path)
             if fault is not None and fault.delay:
                 time.sleep(fault.delay)
@@ -741,7 +767,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._logged:
             self._logged = True
             record = RequestRecord(
-                self.command, self.path, self.headers.get("Range"), self._sent, self._status
+                self.command,
+                self.path,
+                self.headers.get("Range"),
+                self._sent,
+                self._status,
+                self._started,
+                time.monotonic(),
             )
             self.hub._record(record)
 
@@ -775,12 +807,18 @@ class _Handler(BaseHTTPRequestHandler):
             # Hold back the last byte until the request is logged.
             pending = b""
             remaining = send_length
-            for chunk in chunks:
+            stall_at = send_length // 2 if fault is not None and fault.stall else None
+            for chunk in _split_at(chunks, stall_at):
                 if remaining <= 0:
                     break
                 if pending:
                     self.wfile.write(pending)
                     self._sent += len(pending)
+                    pending = b""
+                if chunk is None:  # the injected stall: what was sent reaches the client first
+                    self.wfile.flush()
+                    time.sleep(fault.stall)  # type: ignore[union-attr]
+                    continue
                 pending = chunk[:remaining]
                 remaining -= len(pending)
             self.wfile.write(pending[:-1])
@@ -819,6 +857,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = url.path
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         auth = self._auth()
+        if path == "/_stand-in/requests" and method == "GET":
+            return self._stand_in_requests(query)
         if path == "/api/whoami-v2" and method == "GET":
             return self._whoami(auth)
         if path == "/api/validate-yaml" and method == "POST":
@@ -895,6 +935,18 @@ class _Handler(BaseHTTPRequestHandler):
             raise HubError(401, "Invalid username or password.")
 
     # ------------------------------------------------------------------ endpoints
+
+    def _stand_in_requests(self, query: dict[str, str]) -> None:
+        """Not a Hub route: the request log's size for a server in another process
+        (``?path_contains=...``; ``&clear=1`` empties the log after answering)."""
+        hub = self.hub
+        contains = query.get("path_contains") or None
+        matching = [r for r in hub.requests if r.path != self.path]
+        matching = [r for r in matching if contains is None or contains in r.path]
+        if _truthy(query.get("clear")):
+            hub.clear_requests()
+        self._logged = True  # not part of the log it reports
+        self._send_json(200, {"count": len(matching), "bytes": sum(r.bytes_sent for r in matching)})
 
     def _whoami(self, auth: _Auth) -> None:
         if not auth.valid:
@@ -1271,9 +1323,74 @@ def _read_chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
             yield chunk
 
 
+def _split_at(chunks: Iterable[bytes], at: int | None) -> Iterator[bytes | None]:
+    """``chunks``, with ``None`` inserted after the first ``at`` bytes (none if ``at`` is None)."""
+    done = 0
+    for chunk in chunks:
+        if at is not None and done <= at < done + len(chunk):
+            yield chunk[: at - done]
+            yield None
+            chunk, at = chunk[at - done :], None
+        done += len(chunk)
+        yield chunk
+
+
+def client_environment(endpoint: str, hf_home: str | os.PathLike[str]) -> dict[str, str]:
+    """The environment that points the real clients at a stand-in at ``endpoint`` and keeps
+    them off the internet and off the user's cache; set it before they are imported (pop the
+    ``HF_TOKEN`` family and ``HF_HUB_CACHE`` too)."""
+    return {
+        "HF_ENDPOINT": endpoint,
+        "HF_HUB_OFFLINE": "0",
+        "HF_DATASETS_OFFLINE": "0",
+        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "HF_HOME": str(hf_home),
+        "HF_DATASETS_CACHE": os.path.join(hf_home, "datasets"),
+    }
+
+
+CLIENT_ENV_DROPPED = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free right now (for servers that must know their port in advance)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def _serve(argv: list[str] | None = None) -> None:
+    """``python tests/hub_server.py --root DIR --folder ROOT --repo org/name [--latency S]``:
+    serve ``ROOT`` (a folder) as the top of a dataset repo until killed; prints the endpoint
+    and the commit sha on one line. For benchmarks, which keep the server off their cores'
+    Python interpreter."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=_serve.__doc__)
+    parser.add_argument("--root", required=True, help="folder for the blob store")
+    parser.add_argument("--folder", required=True, help="files to commit to the repo")
+    parser.add_argument("--repo", default="org/clips")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args(argv)
+    folder = Path(args.folder)
+    files = {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+    server = HubServer(args.root, port=args.port, latency=args.latency)
+    server.create_repo(args.repo)
+    sha = server.commit(args.repo, files)
+    server.start()
+    print(server.endpoint, sha, flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    _serve()

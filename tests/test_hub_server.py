@@ -501,3 +501,28 @@ def test_lance_private_repo_needs_hf_token(hub: HubServer, api: HfApi, tmp_path:
     # "@rev" in the URI is not parsed: it becomes part of the repo name.
     with pytest.raises((OSError, ValueError)):
         lance.dataset(f"hf://datasets/{REPO}@{sha}/sub", storage_options={"hf_token": hub.token})
+
+
+def test_latency_stall_and_the_request_log(hub: HubServer, api: HfApi, repo: str) -> None:
+    data = bytes(range(256)) * 400
+    _upload(api, "big.bin", data)
+    url = f"{hub.endpoint}/datasets/{repo}/resolve/main/big.bin"
+    hub.clear_requests()
+    hub.latency = 0.2
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.read() == data
+    hub.latency = 0.0
+    (record,) = hub.requests
+    assert record.ended - record.started >= 0.2  # a lower bound the server sleeps for
+    assert hub.count("/resolve/", method="GET") == 1 and hub.count("/api/") == 0
+
+    # A stall: half of the body, then nothing for a while. A client with a shorter read
+    # timeout gives up; a patient one gets every byte.
+    fault = hub.inject(stall=1.5, times=2, path_contains="/resolve/")
+    with urllib.request.urlopen(url, timeout=0.5) as response, pytest.raises(TimeoutError):
+        response.read()
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.read() == data
+    assert fault.hits == 2
+    with pytest.raises(ValueError, match="inject\\(\\) needs a status"):
+        hub.inject(times=1)
