@@ -15,6 +15,7 @@ from .errors import (
     SkippedVideoWarning,
     VideoDecodeError,
 )
+from .frames import FetchAhead
 from .layout import MISSING_VALUES, VideoInfo, read_layout
 from .loader import safe_dataloader
 from .merge import merge_roots
@@ -34,6 +35,7 @@ __all__ = [
     "HubError",
     "LVFError",
     "LayoutError",
+    "FetchAhead",
     "RootNotFoundError",
     "SkippedVideoWarning",
     "VideoDecodeError",

@@ -34,7 +34,7 @@ import importlib
 import inspect
 import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import datasets
@@ -180,16 +180,29 @@ def shuffling_kwargs(seed: int) -> dict[str, Any]:
 
 class TypedExamplesIterable(ExamplesIterable):
     """datasets' ``ExamplesIterable`` (shards = the lists in ``gen_kwargs``) that declares its
-    examples already typed with ``features``.
+    examples already typed with ``features``, and reads all its shards in one call.
 
     ``IterableDataset`` then passes them through as they are: no per-example
     encode/decode, and on datasets < 4.8.4 no round trip of the pixels through Arrow
     (which turns them into nested lists). Shuffling and sharding keep the class.
+
+    Unlike datasets' own, it calls ``generate_examples_fn`` once, with the remaining
+    shards merged and ``skip=`` the examples of the first one already read (so a reader
+    can read ahead across shards, and resuming decodes nothing it skips);
+    ``shard_length(gen_kwargs)`` says how many examples a single shard yields, which
+    keeps ``state_dict()`` counting per shard.
     """
 
-    def __init__(self, generate_examples_fn: Any, kwargs: dict, features: datasets.Features):
+    def __init__(
+        self,
+        generate_examples_fn: Any,
+        kwargs: dict,
+        features: datasets.Features,
+        shard_length: Callable[[dict], int],
+    ):
         super().__init__(generate_examples_fn, kwargs)
         self._typed_features = features
+        self._shard_length = shard_length
 
     @property
     def is_typed(self) -> bool:
@@ -199,8 +212,33 @@ class TypedExamplesIterable(ExamplesIterable):
     def features(self) -> datasets.Features:
         return self._typed_features
 
+    def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+        state = self._state_dict
+        first = state["shard_idx"] if state else 0
+        skip = state["shard_example_idx"] if state else 0
+        jobs = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)[first:]
+        if not jobs:
+            return
+        examples = iter(self.generate_examples_fn(**_merge_gen_kwargs(jobs), skip=skip))
+        try:
+            for position, job in enumerate(jobs):
+                for _ in range((skip if position == 0 else 0), self._shard_length(job)):
+                    example = next(examples)
+                    if state:
+                        state["shard_example_idx"] += 1
+                    yield example
+                if state:
+                    state["shard_idx"] += 1
+                    state["shard_example_idx"] = 0
+        finally:
+            close = getattr(examples, "close", None)
+            if close is not None:
+                close()
+
     def _with_kwargs(self, kwargs: dict) -> TypedExamplesIterable:
-        return TypedExamplesIterable(self.generate_examples_fn, kwargs, self._typed_features)
+        return TypedExamplesIterable(
+            self.generate_examples_fn, kwargs, self._typed_features, self._shard_length
+        )
 
     def shuffle_data_sources(self, generator: np.random.Generator) -> TypedExamplesIterable:
         return self._with_kwargs(_shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs))

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -251,7 +252,10 @@ class HfLvf(datasets.GeneratorBasedBuilder):
     def _get_examples_iterable_for_split(self, split_generator: datasets.SplitGenerator) -> Any:
         # Streaming only. The examples are built to the features, pixels as numpy arrays.
         return TypedExamplesIterable(
-            self._generate_examples, split_generator.gen_kwargs, self.info.features
+            self._generate_examples,
+            split_generator.gen_kwargs,
+            self.info.features,
+            shard_length=_shard_length,
         )
 
     def _shards(self, root_indices: Sequence[int]) -> list[tuple[int, int, int, int]]:
@@ -273,23 +277,41 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         shards: list[tuple[int, int, int, int]],
         layouts: tuple[RootLayout, ...],
         references: bool,
+        skip: int = 0,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The examples of ``shards``, less the first ``skip`` of the first (streaming resume)."""
         # The metadata fields of all roots: a root may lack a field another has, or type it
         # differently (int here, float there), so values are set from the combined fields.
         fields = metadata_fields([video for layout in layouts for video in layout.videos])
         options = self._root_options
-        for shard_id, root, lo, hi in shards:
+        # Consecutive shards of one root are read as one sequence, so that the read-ahead
+        # runs across their boundaries; keys still count per shard.
+        for root, group in itertools.groupby(shards, key=lambda shard: shard[1]):
+            group = [(shard_id, lo, hi) for shard_id, _, lo, hi in group]
             videos = layouts[root].videos
             view = _view(layouts[root], self.config.params, self.config.sizing, options)
-            indices = np.arange(lo, hi, dtype=np.int64)
+            if skip:
+                shard_id, lo, hi = group[0]
+                group[0] = (shard_id, min(lo + skip, hi), hi)
+            indices = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in group])
             rows = (
                 _reference_rows(view, root, indices)
                 if references
                 else view.iter_samples(indices, batch_size=READ_BATCH)
             )
-            for example_idx, row in enumerate(rows):
-                row.update(metadata_values(videos[row["video_idx"]], fields))
-                yield make_key(shard_id, example_idx), row
+            try:
+                for shard_id, lo, hi in group:
+                    for example_idx in range(hi - lo):
+                        row = next(rows)
+                        row.update(metadata_values(videos[row["video_idx"]], fields))
+                        yield make_key(shard_id, example_idx + skip), row
+                    skip = 0
+            finally:
+                rows.close()
+
+
+def _shard_length(gen_kwargs: dict) -> int:
+    return sum(hi - lo for _, _, lo, hi in gen_kwargs["shards"])
 
 
 _MISSING_DATA = (

@@ -167,19 +167,30 @@ class _PermutedWindows(BaseExamplesIterable):
         ranges = window_ranges(len(order), self.total_shards)
         state = self._state_dict
         first = state["shard_idx"] if state else 0
+        skip = state["shard_example_idx"] if state else 0
+        # The remaining windows of all this worker's shards are read as one sequence, so the
+        # read-ahead runs across shard boundaries; keys and state still count per shard.
+        parts: list[tuple[int, int, int]] = []  # (shard, first example, stop example)
+        chunks = [np.empty(0, np.int64)]
         for position in range(first, len(self.shard_ids)):
             shard = self.shard_ids[position]
             lo, hi = ranges[shard]
-            indices = order[lo:hi]
-            skip = state["shard_example_idx"] if state else 0
-            samples = self.windows.iter_samples(indices[skip:], batch_size=READ_BATCH)
-            for example_idx, sample in enumerate(samples, start=skip):
+            start = skip if position == first else 0
+            parts.append((shard, start, hi - lo))
+            chunks.append(order[lo + start : hi])
+        samples = self.windows.iter_samples(np.concatenate(chunks), batch_size=READ_BATCH)
+        try:
+            for shard, start, stop in parts:
+                for example_idx in range(start, stop):
+                    sample = next(samples)
+                    if state:
+                        state["shard_example_idx"] += 1
+                    yield make_key(shard, example_idx), sample
                 if state:
-                    state["shard_example_idx"] += 1
-                yield make_key(shard, example_idx), sample
-            if state:
-                state["shard_idx"] += 1
-                state["shard_example_idx"] = 0
+                    state["shard_idx"] += 1
+                    state["shard_example_idx"] = 0
+        finally:
+            samples.close()
 
 
 def to_iterable_dataset(

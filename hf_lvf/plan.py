@@ -9,7 +9,7 @@ arrays of ``n_videos`` integers; window ``i`` is found by a binary search.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +110,19 @@ class SegmentPlan:
     def frame_indices(self, start_frame: np.ndarray) -> np.ndarray:
         """``(n, window_length)`` frame numbers of windows starting at ``start_frame``."""
         return start_frame[:, None] + self.params.frame_offsets[None, :]
+
+    def rows_to_fetch(
+        self, start_rows: np.ndarray, batches: Iterable[np.ndarray]
+    ) -> Iterator[np.ndarray]:
+        """For each batch of normalized window indices, the sorted Lance rows (frame ``f`` of
+        video ``v`` is row ``start_rows[v] + f``) its windows need, less those of the previous
+        batch's last window, whose frames a sequential reader still holds."""
+        previous = np.empty(0, np.int64)
+        for idx in batches:
+            video_idx, start_frame = self.locate(idx)
+            rows = start_rows[video_idx][:, None] + self.frame_indices(start_frame)
+            yield np.setdiff1d(rows, previous)
+            previous = rows[-1]
 
     def video_windows(self, video_idx: int) -> range:
         """Indices of the windows of one video."""

@@ -8,6 +8,7 @@ read per batch -> decode each needed frame once -> samples.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ import numpy as np
 
 from .batches import FrameBatches, ReadAhead
 from .decode import default_decode_threads
-from .frames import FrameReader, check_fork_safe
+from .frames import FetchAhead, FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
 from .location import lance_location, pin_root
 from .plan import SegmentPlan, WindowParams, plan_windows
@@ -32,6 +33,8 @@ from .sizes import (
 if TYPE_CHECKING:
     import datasets
 
+# What a pickled view carries, in the order of VideoWindows._setup's arguments.
+_PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
 # hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
@@ -73,6 +76,7 @@ class VideoWindows:
             read uses.
         token: for ``hf://`` roots, a Hub token (default: ``HF_TOKEN`` / ``hf auth login``).
         decode_threads: threads that decode a batch; default ``min(4, cores)``.
+        fetch_ahead: how far iter_samples fetches ahead of decoding (default 8 reads, 64 MiB).
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
@@ -106,6 +110,7 @@ class VideoWindows:
         decode_threads: int | None = None,
         revision: str | None = None,
         token: str | None = None,
+        fetch_ahead: FetchAhead | None = None,
     ):
         params = WindowParams(
             window_length=window_length,
@@ -130,7 +135,7 @@ class VideoWindows:
         elif revision is not None or token is not None:
             raise ValueError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
-        self._setup(layout, params, sizing, storage_options, decode_threads)
+        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead)
 
     @classmethod
     def from_layout(
@@ -142,6 +147,7 @@ class VideoWindows:
         sizing: FrameSizing | None = None,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
+        fetch_ahead: FetchAhead | None = None,
     ) -> VideoWindows:
         """Build a view over an already read layout (front ends that read it once); ``sizing``
         (all the size options) or ``frame_size`` (only that) says how to size frames."""
@@ -149,11 +155,12 @@ class VideoWindows:
             raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        self._setup(layout, params, sizing, storage_options, decode_threads)
+        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead)
         return self
 
-    def _setup(self, layout, params, sizing: FrameSizing, storage_options, decode_threads) -> None:
+    def _setup(self, layout, params, sizing, storage_options, decode_threads, fetch) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
+        self._fetch_ahead = FetchAhead.of(fetch)
         self._layout = layout
         self._params = params
         self._sizing = sizing
@@ -198,22 +205,10 @@ class VideoWindows:
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "layout": self._layout,
-            "params": self._params,
-            "sizing": self._sizing,
-            "storage_options": self._storage_options,
-            "decode_threads": self._decode_threads,
-        }
+        return {key: getattr(self, f"_{key}") for key in _PICKLED}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._setup(
-            state["layout"],
-            state["params"],
-            state["sizing"],
-            state["storage_options"],
-            state["decode_threads"],
-        )
+        self._setup(*(state.get(key) for key in _PICKLED))
 
     # --- description ---
 
@@ -329,6 +324,7 @@ class VideoWindows:
         ``batch_size`` or more wherever that many fit. Windows that share frames
         (``hop_size`` < span) are read together, each distinct frame decoded once, the
         new frames of all of them on all decode threads at once, also across reads.
+        The frames of the coming reads are fetched while one decodes (``fetch_ahead``).
 
         The ``video`` arrays yielded here are **read-only** and may share memory:
         a window is a view into the strip of decoded frames it was read with,
@@ -345,10 +341,18 @@ class VideoWindows:
         if indices is None:
             indices = np.arange(len(self), dtype=np.int64)
         indices = self._plan.normalize(np.asarray(indices).reshape(-1))
+        strips, strips_to_fetch = itertools.tee(self._strips(indices))
+        rows = self._plan.rows_to_fetch(self._start_rows, strips_to_fetch)
+        with self._frames.reader.reading_ahead(rows, self._fetch_ahead) as next_strip:
+            for idx in strips:
+                next_strip()  # no yield before this strip's read: it reads what was fetched
+                yield from self._take_shared(idx)
+
+    def _strips(self, indices: np.ndarray) -> Iterator[np.ndarray]:
         lo = 0
         while lo < len(indices):
             hi = lo + self._strip_windows(indices[lo : lo + _MAX_STRIP_WINDOWS])
-            yield from self._take_shared(indices[lo:hi])
+            yield indices[lo:hi]
             lo = hi
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

@@ -1,12 +1,15 @@
-"""How every read of the Hub is called: retries with backoff, and errors as :class:`HubError`.
+"""How every read of the Hub is called: a deadline per try, retries with backoff within a
+budget, and errors as :class:`HubError`.
 
-The publishing module uses the same two helpers for its writes.
+The publishing module uses the same two helpers for its writes (which are retried on a
+busy answer only: a write whose answer was lost may have happened).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -18,6 +21,10 @@ logger = logging.getLogger("hf_lvf.location")
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _MAX_ATTEMPTS = 5
 _MAX_RETRY_WAIT_S = 30.0
+# A read of the Hub (huggingface_hub waits forever for most answers) gets this long a try,
+# and its tries and waits together this long.
+_CALL_TIMEOUT_S = 60.0
+_RETRY_BUDGET_S = 120.0
 _LOGIN_HINT = "pass token= (or set HF_TOKEN, or run `hf auth login`)"
 _T = TypeVar("_T")
 
@@ -27,29 +34,67 @@ def with_retries(
     *,
     what: str,
     statuses: frozenset[int] = _RETRY_STATUSES,
+    read: bool = False,
 ) -> _T:
-    """``call()``, again after a wait when the Hub answers a retryable status (``Retry-After``)."""
+    """``call()``, again after a wait when the Hub answers a retryable status (``Retry-After``).
+
+    With ``read=True`` (a call that changes nothing) each try also gets ``_CALL_TIMEOUT_S``,
+    and a dropped connection or a try that runs out of time is tried again too; tries and
+    waits stay within ``_RETRY_BUDGET_S``. The last error is raised as it came.
+    """
     from huggingface_hub.errors import HfHubHTTPError
 
+    started = time.monotonic()
     for attempt in range(1, _MAX_ATTEMPTS + 1):
         try:
-            return call()
+            return call_within(call, _CALL_TIMEOUT_S) if read else call()
         except HfHubHTTPError as err:
             response = getattr(err, "response", None)
             status = getattr(response, "status_code", None)
             if status not in statuses or attempt == _MAX_ATTEMPTS:
                 raise
             wait = _retry_after(response, attempt)
-            logger.warning(
-                "the Hub answered %s while %s; retrying in %.1f s (attempt %d of %d)",
-                status,
-                what,
-                wait,
-                attempt + 1,
-                _MAX_ATTEMPTS,
-            )
-            time.sleep(wait)
+            if read and time.monotonic() - started + wait > _RETRY_BUDGET_S:
+                raise
+            reason = f"the Hub answered {status}"
+        except Exception as err:
+            if not (read and _is_transport_error(err)) or attempt == _MAX_ATTEMPTS:
+                raise
+            wait = min(float(2 ** (attempt - 1)), _MAX_RETRY_WAIT_S)
+            if time.monotonic() - started + wait > _RETRY_BUDGET_S:
+                raise
+            reason = f"the connection failed ({type(err).__name__}: {err})"
+        logger.warning(
+            "%s while %s; retrying in %.1f s (attempt %d of %d)",
+            reason,
+            what,
+            wait,
+            attempt + 1,
+            _MAX_ATTEMPTS,
+        )
+        time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def call_within(call: Callable[[], _T], timeout_s: float) -> _T:
+    """``call()`` on a helper thread, given up (``TimeoutError``) after ``timeout_s``; the
+    thread then ends whenever ``call`` returns, its result dropped."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as err:  # handed over to the caller
+            box["error"] = err
+
+    thread = threading.Thread(target=run, name="hf_lvf-read", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _retry_after(response: Any, attempt: int) -> float:
@@ -70,6 +115,8 @@ def is_entry_not_found(err: BaseException | None) -> bool:
 def _is_transport_error(err: BaseException) -> bool:
     if isinstance(err, (ConnectionError, TimeoutError)):
         return True
+    if isinstance(err, OSError) and "consistency check failed" in str(err).lower():
+        return True  # huggingface_hub's word for a body shorter than announced
     names = {cls.__name__ for cls in type(err).__mro__}
     return bool(names & {"TransportError", "TimeoutException", "ConnectError", "RequestError"})
 

@@ -69,6 +69,7 @@ def resolve_revision(
         info = with_retries(
             lambda: api.repo_info(repo_id, repo_type=repo_type, revision=revision, token=token),
             what=f"resolving revision {revision or 'main'!r} of {what}",
+            read=True,
         )
     if not info.sha:
         raise HubError(f"the Hub gave no commit sha for revision {revision!r} of {what}")
@@ -158,13 +159,18 @@ def read_hub_file(path: str, storage_options: Mapping[str, str] | None = None) -
         raise ValueError(f"{path!r} names no file in the repo")
     root = HubPath(where.repo_id, folder, revision)
     try:
-        with hub_errors(where.repo_id, revision=revision, what=f"{path!r}"):
-            local = hf_hub_download(
-                where.repo_id,
-                where.path_in_repo,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                token=token,
+        what = f"{path!r} at revision {revision or 'main'!r}"
+        with hub_errors(where.repo_id, revision=revision, what=what):
+            local = with_retries(
+                lambda: hf_hub_download(
+                    where.repo_id,
+                    where.path_in_repo,
+                    repo_type=REPO_TYPE,
+                    revision=revision,
+                    token=token,
+                ),
+                what=f"reading {what}",
+                read=True,
             )
     except HubError as err:
         if filename == METADATA_FILENAME and is_entry_not_found(err.__cause__):
@@ -259,7 +265,9 @@ def list_file_entries(repo_id: str, sha: str, token: str | bool | None) -> dict[
         }
 
     with hub_errors(repo_id, revision=sha, what=f"dataset repo {repo_id!r}"):
-        return with_retries(listing, what=f"listing dataset repo {repo_id!r}")
+        return with_retries(
+            listing, what=f"listing dataset repo {repo_id!r} at revision {sha!r}", read=True
+        )
 
 
 def list_files(repo_id: str, sha: str, token: str | bool | None) -> list[str]:
@@ -269,7 +277,8 @@ def list_files(repo_id: str, sha: str, token: str | bool | None) -> list[str]:
     with hub_errors(repo_id, revision=sha, what=f"dataset repo {repo_id!r}"):
         return with_retries(
             lambda: api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=sha, token=token),
-            what=f"listing dataset repo {repo_id!r}",
+            what=f"listing dataset repo {repo_id!r} at revision {sha!r}",
+            read=True,
         )
 
 

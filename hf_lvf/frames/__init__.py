@@ -1,15 +1,20 @@
-"""Batched reads of encoded frames from the Lance table of a root.
+"""Batched reads of encoded frames from the Lance table of a root, and reading ahead.
 
 The only module that imports ``lance``. pylance is not fork-safe: a forked
 child of a process that used lance can hang or crash, even if it reopens the
 dataset. So a handle is opened lazily in the process that reads, and a read in
 a forked child of a process that already opened one raises
 :class:`~hf_lvf.errors.ForkSafetyError` at once instead of risking a hang.
+
+Reads of a remote table have a deadline and bounded retries (:mod:`.remote`);
+:meth:`FrameReader.reading_ahead` fetches the frames of known coming batches on
+background threads while the caller decodes (:mod:`.ahead`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,8 +22,10 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from .errors import ForkSafetyError, LayoutError
-from .layout import RootLayout, check_row_count
+from ..errors import ForkSafetyError, HubError, LayoutError
+from ..layout import RootLayout, check_row_count
+from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
+from .remote import describe_rows, patiently
 
 T = TypeVar("T")
 
@@ -55,14 +62,18 @@ def check_fork_safe(uri: str) -> None:
         )
 
 
-class FrameReader:
-    """Reads the ``bytes`` of Lance rows, one ``take`` per batch; picklable (reopens lazily)."""
+class FrameReader(AheadReads):
+    """Reads the ``bytes`` of Lance rows, one ``take`` per batch; picklable (reopens lazily).
+
+    Reads ahead with :meth:`~.ahead.AheadReads.reading_ahead`."""
 
     def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
         self._layout = layout
         self._storage_options = dict(storage_options or {})
         self._ds: Any = None
         self._pid: int | None = None
+        self._open_lock = threading.Lock()  # read-ahead threads may open the table first
+        self._files: tuple[np.ndarray, list[str]] = (np.zeros(1, np.int64), [])
 
     def __getstate__(self) -> dict[str, Any]:
         return {"layout": self._layout, "storage_options": self._storage_options}
@@ -75,17 +86,31 @@ class FrameReader:
         """The open ``lance.LanceDataset``, opened and checked on first use in this process."""
         if self._ds is not None and self._pid == os.getpid():
             return self._ds
+        with self._open_lock:
+            if self._ds is not None and self._pid == os.getpid():
+                return self._ds
+            return self._open()
+
+    @property
+    def is_remote(self) -> bool:
+        return "://" in self._layout.uri and not self._layout.uri.startswith("file://")
+
+    def _open(self) -> Any:
         uri = self._layout.uri
         _enter_lance(uri)
         import lance
 
+        version = pinned_version(self._layout)  # the version _metadata.json describes
+
+        def open_table() -> Any:
+            options = self._storage_options or None
+            return lance.dataset(uri, version=version, storage_options=options)
+
         try:
-            ds = lance.dataset(
-                uri,
-                version=pinned_version(self._layout),  # the version _metadata.json describes
-                storage_options=self._storage_options or None,
-            )
+            ds = self._patiently(open_table, "the Lance table") if self.is_remote else open_table()
         except (OSError, ValueError, RuntimeError) as err:
+            if isinstance(err, HubError):
+                raise
             raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
         missing = [name for name in FRAME_SCHEMA.names if ds.schema.get_field_index(name) < 0]
         if missing:
@@ -100,11 +125,16 @@ class FrameReader:
                     f"the {name!r} column of root {uri!r} has type {kind}, expected {expected}"
                 )
         check_row_count(self._layout, ds.count_rows())
+        # Where each row lives, for error messages: (first row of each fragment, its file).
+        fragments = [f.metadata for f in ds.get_fragments()]
+        starts = np.cumsum([0] + [f.physical_rows for f in fragments])
+        self._files = (starts, [f.files[0].path if f.files else "?" for f in fragments])
         self._ds, self._pid = ds, os.getpid()
         return ds
 
     def read(self, rows: np.ndarray) -> list[bytes]:
-        """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``.
+        """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``; rows
+        that a read-ahead already fetched (see :meth:`reading_ahead`) are not read again.
 
         Each row's ``video_id`` and ``frame_idx`` come in the same take and are checked
         against what the video table places there.
@@ -113,13 +143,29 @@ class FrameReader:
             LayoutError: a row holds another frame than the video table says (rows out of
                 ``(video, frame)`` order); names the root, the row, what it holds and what
                 was expected.
+            HubError: a remote read still failed after its retries (see :mod:`.remote`).
         """
         if len(rows) == 0:
             return []
-        rows = np.asarray(rows, dtype=np.int64)
-        table = self.dataset.take(pa.array(rows), columns=list(FRAME_SCHEMA.names))
+        return self._read_held(np.asarray(rows, dtype=np.int64))
+
+    def _read_now(self, rows: np.ndarray) -> list[bytes]:
+        dataset = self.dataset
+
+        def take() -> pa.Table:
+            return dataset.take(pa.array(rows), columns=list(FRAME_SCHEMA.names))
+
+        table = (
+            self._patiently(take, lambda: describe_rows(rows, *self._files))
+            if self.is_remote
+            else take()
+        )
         self._check_rows(rows, table)
         return table.column("bytes").to_pylist()
+
+    def _patiently(self, call: Callable[[], T], what: str | Callable[[], str]) -> T:
+        revision = self._storage_options.get("hf_revision")
+        return patiently(call, uri=self._layout.uri, revision=revision, what=what)
 
     def _check_rows(self, rows: np.ndarray, table: pa.Table) -> None:
         layout = self._layout

@@ -1,0 +1,282 @@
+"""Reading a Hub-hosted root against reading the same root locally, at 0, 20 and 50 ms per answer.
+
+The Hub is the local stand-in ``tests/hub_server.py`` in a process of its own, adding a
+fixed delay before every answer (a round trip to a far-away Hub). The real clients
+(huggingface_hub, datasets, pylance) read from it through ``HF_ENDPOINT``. Every row is a
+ratio: windows/s reading ``hf://`` over windows/s reading the local folder, measured in
+the same process, each pass alternating between the two; the median of the rounds.
+
+    python benchmarks/bench_hub.py            # 12 videos x 200 frames, 224x224 (~6 min)
+    python benchmarks/bench_hub.py --quick    # 4 videos x 100 frames, one round
+
+Columns (window_length 16, hop 4):
+
+- ``iter_samples``: a sequential pass of ``VideoWindows.iter_samples`` (read-ahead on);
+- ``take x16``: random batches of 16 windows through ``take`` (no known order: no read-ahead);
+- ``shuffled``: ``to_iterable_dataset(shuffle=True)``;
+- ``streaming``: iterating ``load_dataset("hf_lvf", data_files="hf://...", streaming=True)``
+  (made once; its setup is in the last column);
+- ``DataLoader``: torch DataLoader over ``VideoWindows``, 2 workers, batches of 16, shuffled;
+
+then the Hub requests per window of the sequential pass and of ``take x16`` (read from the
+stand-in's log), the requests that opening a root costs, and the seconds to the first window
+of a streaming ``load_dataset`` from a cold cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+WINDOW = {"window_length": 16, "hop_size": 4}
+BATCH = 16
+REPO = "org/clips"
+
+
+# --- the measuring child: one latency, local and Hub in the same process ---------------------
+
+
+def _log(endpoint: str, clear: bool = True, path_contains: str | None = None) -> dict:
+    query = f"?clear={int(clear)}" + (f"&path_contains={path_contains}" if path_contains else "")
+    with urllib.request.urlopen(f"{endpoint}/_stand-in/requests{query}", timeout=30) as r:
+        return json.loads(r.read())
+
+
+def _rate(run, limit: int) -> float:
+    """Windows/s of ``run(limit)``, which returns how many windows it read."""
+    started = time.perf_counter()
+    count = run(limit)
+    return count / (time.perf_counter() - started)
+
+
+def _count(iterable, limit: int) -> int:
+    n = 0
+    for _ in iterable:
+        n += 1
+        if n >= limit:
+            break
+    return n
+
+
+def _batch_len(batch: list) -> int:
+    return len(batch)
+
+
+def child(args: argparse.Namespace) -> None:
+    import datasets
+    import torch
+
+    import hf_lvf
+    from hf_lvf import VideoWindows
+
+    endpoint, sha, local = args.endpoint, args.sha, args.local
+    uri = f"hf://datasets/{REPO}"
+    files = f"hf://datasets/{REPO}@{sha}/**"
+    results: dict[str, object] = {}
+
+    # Opening a root: requests and seconds (the metadata is not cached yet).
+    _log(endpoint)
+    started = time.perf_counter()
+    remote = VideoWindows(uri, revision=sha, **WINDOW)
+    remote.take([0])
+    results["open_s"] = time.perf_counter() - started
+    results["open_requests"] = _log(endpoint)["count"]
+    local_view = VideoWindows(local, **WINDOW)
+    local_view.take([0])
+
+    # First window of a streaming load_dataset, cold: nothing cached in this process.
+    started = time.perf_counter()
+    ds = datasets.load_dataset("hf_lvf", data_files=files, split="train", streaming=True, **WINDOW)
+    next(iter(ds))
+    results["first_window_s"] = time.perf_counter() - started
+    _log(endpoint)
+
+    limit = args.windows
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(local_view))
+
+    def sequential(view):
+        return lambda n: _count(view.iter_samples(np.arange(min(n, len(view)))), n)
+
+    def random_take(view):
+        def run(n):
+            done = 0
+            for lo in range(0, min(n, len(perm)), BATCH):
+                done += len(view.take(perm[lo : lo + BATCH]))
+            return done
+
+        return run
+
+    def shuffled(view):
+        return lambda n: _count(view.to_iterable_dataset(shuffle=True, seed=1), n)
+
+    def streaming(source):
+        # Made once (its setup is the first-window column): a pass is one epoch's iteration.
+        kwargs = {"data_files": source} if source.startswith("hf://") else {"data_dir": source}
+        ds = datasets.load_dataset("hf_lvf", split="train", streaming=True, **kwargs, **WINDOW)
+        return lambda n: _count(ds, n)
+
+    def dataloader(view):
+        # Made once: its persistent workers open the root once, then every pass reuses them.
+        loader = hf_lvf.safe_dataloader(
+            view, batch_size=BATCH, shuffle=True, num_workers=2, collate_fn=_batch_len
+        )
+
+        def run(n):
+            done = 0
+            for size in loader:
+                done += size
+                if done >= n:
+                    break
+            return done
+
+        return run
+
+    cases = {
+        "iter_samples": (sequential(remote), sequential(local_view)),
+        "take x16": (random_take(remote), random_take(local_view)),
+        "shuffled": (shuffled(remote), shuffled(local_view)),
+        "streaming": (streaming(files), streaming(str(local))),
+        "DataLoader": (dataloader(remote), dataloader(local_view)),
+    }
+    for name, (hub_run, local_run) in cases.items():
+        hub_run(2 * BATCH)  # warm up: worker processes, pools, connections
+        local_run(2 * BATCH)
+        ratios = []
+        for _ in range(args.rounds):
+            hub_rate = _rate(hub_run, limit)
+            local_rate = _rate(local_run, limit)
+            ratios.append(hub_rate / local_rate)
+        results[name] = statistics.median(ratios)
+        results[f"{name} local/s"] = local_rate
+
+    # Requests per window of one sequential pass and of random batches.
+    for name, run in (("iter_samples", sequential(remote)), ("take x16", random_take(remote))):
+        _log(endpoint)
+        n = run(limit)
+        results[f"{name} requests/window"] = _log(endpoint, path_contains="/data/")["count"] / n
+    del torch
+    print(json.dumps(results), flush=True)
+
+
+# --- the parent: data, servers, table ----------------------------------------------------------
+
+
+def _start_server(tmp: Path, root: Path, latency: float) -> tuple[subprocess.Popen, str, str]:
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO_ROOT / "tests" / "hub_server.py"),
+            "--root",
+            str(tmp / f"blobs-{latency}"),
+            "--folder",
+            str(root),
+            "--repo",
+            REPO,
+            "--latency",
+            str(latency),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    endpoint, sha = server.stdout.readline().split()
+    return server, endpoint, sha
+
+
+def _run_child(args, tmp: Path, root: Path, latency: float) -> dict:
+    server, endpoint, sha = _start_server(tmp, root, latency)
+    home = tmp / f"hf-home-{latency}"
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
+    from hub_server import CLIENT_ENV_DROPPED, client_environment
+
+    env = {**os.environ, **client_environment(endpoint, home)}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])
+    for name in CLIENT_ENV_DROPPED:
+        env.pop(name, None)
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--endpoint",
+        endpoint,
+        "--sha",
+        sha,
+        "--local",
+        str(root),
+        "--windows",
+        str(args.windows),
+        "--rounds",
+        str(args.rounds),
+    ]
+    try:
+        out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True)
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(home, ignore_errors=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--latencies", default="0,20,50", help="ms added per answer")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--endpoint", help=argparse.SUPPRESS)
+    parser.add_argument("--sha", help=argparse.SUPPRESS)
+    parser.add_argument("--local", help=argparse.SUPPRESS)
+    parser.add_argument("--windows", type=int, default=None, help="windows per measurement")
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    args.windows = args.windows or (128 if args.quick else 320)
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    from hf_lvf.synthetic import write_synthetic_root
+
+    with tempfile.TemporaryDirectory(prefix="bench_hub-") as name:
+        tmp = Path(name)
+        videos, frames = (4, 100) if args.quick else (12, 200)
+        root = write_synthetic_root(
+            tmp / "root", num_videos=videos, num_frames=frames, frame_size=(224, 224)
+        )
+        latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
+        rows = [(ms, _run_child(args, tmp, root, ms)) for ms in latencies]
+
+    cases = ["iter_samples", "take x16", "shuffled", "streaming", "DataLoader"]
+    print(
+        f"\n{videos} videos x {frames} frames, 224x224, window 16, hop 4; "
+        f"{args.windows} windows per pass, median of {args.rounds} rounds; ratio Hub / local\n"
+    )
+    header = ["latency", *cases, "req/window seq", "req/window x16", "open req", "1st window s"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for latency, r in rows:
+        cells = [f"{latency * 1000:.0f} ms", *(f"{r[c]:.2f}x" for c in cases)]
+        cells += [
+            f"{r['iter_samples requests/window']:.3f}",
+            f"{r['take x16 requests/window']:.3f}",
+            f"{r['open_requests']}",
+            f"{r['first_window_s']:.2f}",
+        ]
+        print("| " + " | ".join(cells) + " |")
+    local = rows[0][1]
+    print("\nlocal windows/s: " + ", ".join(f"{c} {local[f'{c} local/s']:.0f}" for c in cases))
+
+
+if __name__ == "__main__":
+    main()

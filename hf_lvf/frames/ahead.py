@@ -1,0 +1,198 @@
+"""Reading ahead: fetching the encoded frames of known coming batches on background threads.
+
+No lance here: :func:`read_ahead` runs any ``fetch(rows) -> list[bytes]`` (the
+frame reader's) ahead of the caller. It is bounded by :class:`FetchAhead` (batches
+in flight, encoded bytes held) and it is a generator: closing it (a ``break`` in
+the caller's loop, an exception, the end of a DataLoader worker) cancels what has
+not started and lets the threads end with the fetches already under way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+Fetch = Callable[[np.ndarray], list[bytes]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchAhead:
+    """How far the encoded frames of known coming reads are fetched ahead of decoding.
+
+    Used where the order of the coming windows is known: ``VideoWindows.iter_samples``,
+    and so ``to_iterable_dataset`` and ``load_dataset(..., streaming=True)``.
+
+    Args:
+        depth: batches fetched ahead of the one being decoded, each by its own background
+            thread, so that their round trips overlap; ``0`` turns reading ahead off.
+        max_bytes: encoded bytes fetched and not yet decoded, at most, estimated from the
+            batches fetched so far (until the first is back, only it is fetched); the
+            next batch is always fetched, whatever its size.
+
+    The default keeps 8 batches in flight: at 50 ms a round trip that still outruns the
+    fastest local front end (streaming, ~450 windows/s on 2 cores).
+
+    Example:
+        >>> FetchAhead(depth=16, max_bytes=256 * 2**20)  # a far-away Hub, memory to spare
+        FetchAhead(depth=16, max_bytes=268435456)
+    """
+
+    depth: int = 8
+    max_bytes: int = 64 * 2**20
+
+    def __post_init__(self) -> None:
+        for name, minimum in (("depth", 0), ("max_bytes", 1)):
+            value = getattr(self, name)
+            integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            if not integral or value < minimum:
+                raise ValueError(
+                    f"FetchAhead {name} must be an integer >= {minimum}, got {value!r}"
+                )
+
+    @classmethod
+    def of(cls, value: FetchAhead | None) -> FetchAhead:
+        """``value``, or the default for ``None``; anything else is a ``TypeError``."""
+        if value is None:
+            return cls()
+        if not isinstance(value, cls):
+            raise TypeError(
+                f"fetch_ahead must be a FetchAhead, e.g. FetchAhead(depth=8), got {value!r}"
+            )
+        return value
+
+
+class Fetched:
+    """The encoded frames of some rows, fetched ahead."""
+
+    def __init__(self, rows: np.ndarray, blobs: Sequence[bytes | None]):
+        order = np.argsort(rows, kind="stable")
+        self.rows = np.asarray(rows, np.int64)[order]
+        self.blobs = [blobs[i] for i in order.tolist()]
+        self.nbytes = sum(len(b) for b in self.blobs if b is not None)  # null frames: 0
+
+    def lookup(self, rows: np.ndarray) -> tuple[list[bytes | None], np.ndarray]:
+        """The blobs of ``rows`` in that order (``None`` where not held), and where those are."""
+        if self.rows.size == 0:
+            return [None] * len(rows), np.arange(len(rows))
+        pos = np.minimum(np.searchsorted(self.rows, rows), self.rows.size - 1)
+        held = self.rows[pos] == rows
+        found = [
+            self.blobs[p] if h else None for p, h in zip(pos.tolist(), held.tolist(), strict=True)
+        ]
+        return found, np.flatnonzero(~held)
+
+
+def read_ahead(
+    fetch: Fetch,
+    row_batches: Iterable[np.ndarray],
+    options: FetchAhead,
+    seen: list[int] | None = None,
+) -> Iterator[Fetched]:
+    """Yield the encoded frames of each batch of ``row_batches``, fetched ahead by ``fetch``.
+
+    Up to ``options.depth`` batches are fetched on background threads while the caller
+    works on the current one, within ``options.max_bytes``, estimated from ``seen`` (rows
+    and bytes fetched so far, updated here; pass the same list to later runs). While it
+    is empty, the first batch is fetched alone, in the calling thread (so a reader opens
+    its table there). ``row_batches`` is consumed lazily, as far as the read-ahead
+    reaches. Closing the generator cancels the fetches that have not started; those
+    under way end on their own (bounded by the reader's timeouts) and so do their threads.
+
+    Raises:
+        whatever ``fetch`` raises, when the batch that failed is reached.
+    """
+    batches = iter(row_batches)
+    seen = [0, 0] if seen is None else seen
+    if options.depth == 0:
+        for rows in batches:
+            rows = np.asarray(rows, np.int64)
+            yield _counted(Fetched(rows, fetch(rows)), seen)
+        return
+    # The batch to hand out next, then those fetched ahead: done, or a Future.
+    pending: deque[tuple[Fetched | Future[Fetched], int]] = deque()
+    if not seen[0]:
+        first = next(batches, None)
+        if first is None:
+            return
+        first = np.asarray(first, np.int64)
+        pending.append((_counted(Fetched(first, fetch(first)), seen), first.size))
+    pool = ThreadPoolExecutor(options.depth, thread_name_prefix="hf_lvf-fetch")
+    exhausted = False
+    try:
+        while True:
+            per_row = seen[1] / max(seen[0], 1)
+            ahead = sum(n for _, n in list(pending)[1:]) * per_row
+            while not exhausted and len(pending) <= options.depth:
+                if len(pending) > 1 and ahead > options.max_bytes:
+                    break
+                rows = next(batches, None)
+                if rows is None:
+                    exhausted = True
+                    break
+                rows = np.asarray(rows, np.int64)
+                pending.append((pool.submit(lambda r=rows: Fetched(r, fetch(r))), len(rows)))
+                ahead += len(rows) * per_row
+            if not pending:
+                return
+            item, _ = pending.popleft()
+            yield item if isinstance(item, Fetched) else _counted(item.result(), seen)
+    finally:
+        for item, _ in pending:
+            if isinstance(item, Future):
+                item.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _counted(fetched: Fetched, seen: list[int]) -> Fetched:
+    seen[0] += fetched.rows.size
+    seen[1] += fetched.nbytes
+    return fetched
+
+
+class AheadReads:
+    """What a reader needs to read ahead: it implements ``_read_now(rows)``; its reads go
+    through ``_read_held(rows)``, which serves what the current batch of a read-ahead holds."""
+
+    _current: Fetched | None = None
+
+    def _read_now(self, rows: np.ndarray) -> list[bytes]:
+        raise NotImplementedError
+
+    def _read_held(self, rows: np.ndarray) -> list[bytes]:
+        if self._current is None:
+            return self._read_now(rows)
+        found, missing = self._current.lookup(rows)
+        if missing.size:
+            for k, blob in zip(missing.tolist(), self._read_now(rows[missing]), strict=True):
+                found[k] = blob
+        return found  # type: ignore[return-value]  # every None was filled
+
+    @contextlib.contextmanager
+    def reading_ahead(
+        self, row_batches: Iterable[np.ndarray], options: FetchAhead
+    ) -> Iterator[Callable[[], None]]:
+        """Fetch the rows of ``row_batches`` ahead (:func:`read_ahead`); yields
+        ``next_batch()``, which makes the next batch's frames what reads are served from.
+
+        Call ``next_batch()`` right before the reads of each batch, with no ``yield`` in
+        between, so that interleaved readers of one view each get their own batch. Leaving
+        the block (a ``break``, an exception, ``close()`` of the caller) stops the read-ahead.
+        """
+        seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
+        fetched = read_ahead(self._read_now, row_batches, options, seen)
+
+        def next_batch() -> None:
+            self._current = None
+            self._current = next(fetched, None)
+
+        try:
+            yield next_batch
+        finally:
+            self._current = None
+            fetched.close()
