@@ -64,5 +64,19 @@ def hub(hub_server: HubServer) -> Iterator[HubServer]:
 
 
 # =============================================================================
+# Small reads (tests of fetching ahead)
+# =============================================================================
+
+
+@pytest.fixture
+def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads of a span and 8 frames (the least a shared read takes, as for HD frames), so
+    that the small roots of the tests take many reads, as big roots do."""
+    from hf_lvf import windows
+
+    monkeypatch.setattr(windows, "_STRIP_BYTES", 1)
+
+
+# =============================================================================
 # (other sections go below)
 # =============================================================================

@@ -455,12 +455,9 @@ def test_load_dataset_pinned_revision_after_a_new_push(hub: HubServer, roots, st
     assert_rows_equal(latest, core_samples(roots["v2"], **PARAMS))
 
 
-def test_streaming_dataset_reads_a_small_part_of_the_root(hub: HubServer, roots, monkeypatch):
-    # Reads of a span and 8 frames, as for HD frames: with 24 MiB reads this small root
-    # would be one read (streaming reads the shards of a worker as one sequence).
-    from hf_lvf import windows
-
-    monkeypatch.setattr(windows, "_STRIP_BYTES", 1)
+def test_streaming_dataset_reads_a_small_part_of_the_root(hub: HubServer, roots, small_reads):
+    # small_reads: with 24 MiB reads this small root would be one read (streaming reads the
+    # shards of a worker as one sequence).
     push_to_hub(roots["big"], REPO, token=hub.token)
     _clear_cache(hub)
     hub.clear_requests()

@@ -13,21 +13,13 @@ import pytest
 from hub_server import HubServer
 
 from hf_lvf import HubError, VideoWindows
-from hf_lvf import windows as windows_module
 from hf_lvf.frames import remote as frames_module
 from hf_lvf.synthetic import write_synthetic_root
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.usefixtures("small_reads")]
 
 REPO = "org/slow"
 PARAMS = {"window_length": 4, "hop_size": 2}
-
-
-@pytest.fixture(autouse=True)
-def small_reads(monkeypatch):
-    """Reads of a span and 8 frames (the least a shared read takes), so that these small
-    roots take many reads, as big roots do."""
-    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 1)
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,12 @@ import pytest
 from _roots import foreign_videos, hf_root, write_foreign_root
 
 from hf_lvf import FetchAhead, FrameDecodeError, VideoWindows
-from hf_lvf import windows as windows_module
 from hf_lvf.frames import FrameReader
 from hf_lvf.frames.ahead import read_ahead
 
+pytestmark = pytest.mark.usefixtures("small_reads")
+
 PARAMS = {"window_length": 4, "hop_size": 2}
-
-
-@pytest.fixture(autouse=True)
-def small_reads(monkeypatch):
-    """Reads of a span and 8 frames (the least a shared read takes), so that these small
-    roots take many reads, as big roots do."""
-    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 1)
 
 
 @pytest.fixture(scope="module")
