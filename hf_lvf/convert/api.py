@@ -242,7 +242,14 @@ def convert_videos(
                 )
         source_of = {first_id + i: s for i, s in enumerate(sources)}
         tasks = [
-            _Task(video_id=i, file=s.file, path=s.path, folder=str(scratch), options=options)
+            _Task(
+                video_id=i,
+                file=s.file,
+                path=s.path,
+                folder=str(scratch),
+                options=options,
+                checksum=s.checksum,
+            )
             for i, s in source_of.items()
         ]
         results: dict[int, _Result] = {}

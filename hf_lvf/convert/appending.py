@@ -4,6 +4,7 @@ one it appends to (fragments written into it, one commit; see :mod:`hf_lvf.appen
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,5 +100,5 @@ def _plan_append(
                 f"{source.file!r}); keys must be unique: rename the file"
             )
         checksums[checksum] = source.path
-        kept.append(source)
+        kept.append(dataclasses.replace(source, checksum=checksum))  # workers need not hash again
     return kept, duplicates

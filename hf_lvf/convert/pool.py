@@ -43,6 +43,7 @@ class _Task:
     path: str
     folder: str
     options: _FrameOptions
+    checksum: str | None = None  # the file's SHA-256 if the parent already computed it
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         seen["size"] = size
 
     try:
-        checksum = _sha256(task.file)
+        checksum = task.checksum or _sha256(task.file)
         batches = frame_batches(
             task.video_id,
             task.path,

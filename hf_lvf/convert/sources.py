@@ -35,6 +35,7 @@ class _Source:
     path: str  # as recorded: relative to its input folder, or as given
     key: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    checksum: str | None = None  # SHA-256, when already computed (append checks it first)
 
 
 @dataclass
