@@ -16,12 +16,19 @@ Every row of the main table reads one generated root three ways, in the same run
 The three take turns chunk by chunk (a take() batch, or a stretch of the
 sequential pass), so that a burst of load from another process on a shared
 machine hits all of them alike; the reference reads every window of a chunk
-at 224x224 and every 4th at 720x1280 (it spends the same time on each).
+at 224x224 and every 4th at 720x1280 (it spends the same time on each). Each
+row reads at least 1024 windows at 224x224 and 96 at 720x1280: random batches
+from as many permutations, sequential passes repeated, each pass decoding its
+frames anew. Before the timing, each reader reads untimed once (hf_lvf a whole
+sequential pass or one batch), as in every epoch of training after the first:
+Lance opened, thread pools started, memory touched (fresh memory costs 2-5 ms
+per MB on first touch on this VM, a one-off ~150 ms for a first batch of 32
+windows at 224x224).
 The 720x1280 root is a textured synthetic clip (8x8-pixel blocks of noise with
 fine grain, panning 2-3 pixels per frame): ~115 KB per WebP frame and 10-13 ms per
 libwebp decode, like real HD footage, where the smooth test clips decode 2x faster.
 
-    python benchmarks/bench_windows.py            # everything (~6 min on 2 cores)
+    python benchmarks/bench_windows.py            # everything (~8 min on 2 cores)
     python benchmarks/bench_windows.py --quick    # 224x224 only, shorter runs
 
 Further tables: peak memory of a sequential pass by windows read; map-style
@@ -106,6 +113,8 @@ class DecodeLimit:
         self._w = windows
         self._ds = lance.dataset(windows.uri)
         self._pool = ThreadPoolExecutor(CORES)
+        # A frame's worth of memory per thread, touched once here.
+        self._out = [np.zeros((*windows.frame_size, 3), np.uint8) for _ in range(CORES)]
 
     def blobs(self, indices: np.ndarray, *, skip: set[int] | None = None) -> list[bytes]:
         """The encoded distinct frames of windows ``indices``, less the rows in ``skip``
@@ -121,92 +130,111 @@ class DecodeLimit:
         return self._ds.take(sorted(rows), columns=["bytes"]).column("bytes").to_pylist()
 
     def decode(self, blobs: list[bytes]) -> None:
-        height, width = self._w.frame_size
-        bounds = np.linspace(0, len(blobs), CORES + 1).astype(int)
+        # One thread per core, each taking the next frame as it is free: no thread waits
+        # while frames are left, even when another process takes a core for a while.
+        frames = iter(blobs)
 
-        def decode(lo: int, hi: int) -> None:
-            out = np.empty((height, width, 3), np.uint8)
-            for blob in blobs[lo:hi]:
+        def decode(out: np.ndarray) -> None:
+            for blob in frames:  # next() of a list iterator is atomic under the GIL
                 imagecodecs.webp_decode(blob, out=out)
 
-        list(self._pool.map(decode, bounds[:-1], bounds[1:]))
+        for future in [self._pool.submit(decode, out) for out in self._out]:
+            future.result()
 
 
 def bench_row(
-    root: Path, params: dict, order: str, idx: np.ndarray, *, chunk: int, reference_every: int
+    root: Path,
+    params: dict,
+    order: str,
+    passes: list[np.ndarray],
+    *,
+    chunk: int,
+    reference_every: int,
 ) -> dict:
-    """hf_lvf, the reference reader and the decode limit on the windows ``idx``, interleaved
-    chunk by chunk (``chunk`` windows: a take() batch in random order, a stretch of the pass
-    in sequential order), so that load from other processes hits all three alike. The
-    reference reads every ``reference_every``-th window of each chunk (it spends the same
-    time on every window)."""
+    """hf_lvf, the reference reader and the decode limit on the windows of ``passes`` (each
+    a sequential pass, or a run of random take() batches), interleaved chunk by chunk
+    (``chunk`` windows: a take() batch in random order, a stretch of the pass in sequential
+    order), so that load from other processes hits all three alike. The reference reads
+    every ``reference_every``-th window of each chunk (it spends the same time on each)."""
     w = VideoWindows(root, **params)
     reference, limit = ReferenceReader(w), DecodeLimit(w)
-    decoded: set[int] = set()  # sequential: the limit decodes each frame of the pass once
-    w.read_video([idx[-1]])  # open Lance outside the timing
-    stream = w.iter_samples(idx) if order == "sequential" else None
+    # Untimed first, as in the epochs of a training run after the first: hf_lvf reads a
+    # whole pass (sequential) or a batch (random), the others a window or a batch. That
+    # opens Lance, starts thread pools and touches memory: fresh memory costs 2-5 ms per MB
+    # on first touch here (page faults), ~150 ms for a first 77 MB batch, once per view. A
+    # timed pass starts at the front, where nothing of the warm-up's last read is a cache hit.
+    warm = passes[0][-chunk:]
+    if order == "sequential":
+        for _ in w.iter_samples(passes[0]):
+            pass
+    else:
+        w.take(warm)
+    reference.read(int(warm[0]))
+    limit.decode(limit.blobs(warm))
     spent = {"hf_lvf": 0.0, "reference": 0.0, "limit": 0.0}
     read_by_reference = 0
-    for lo in range(0, len(idx), chunk):
-        windows = idx[lo : lo + chunk]
-        started = time.perf_counter()
-        if stream is None:
-            w.take(windows)
-        else:
-            for _ in windows:
-                next(stream)
-        spent["hf_lvf"] += time.perf_counter() - started
-        started = time.perf_counter()
-        for i in windows[::reference_every].tolist():
-            reference.read(i)
-            read_by_reference += 1
-        spent["reference"] += time.perf_counter() - started
-        blobs = limit.blobs(windows, skip=decoded if stream is not None else None)
-        started = time.perf_counter()
-        limit.decode(blobs)
-        spent["limit"] += time.perf_counter() - started
+    for idx in passes:
+        stream = w.iter_samples(idx) if order == "sequential" else None
+        decoded: set[int] = set()  # sequential: the limit decodes each frame of a pass once
+        for lo in range(0, len(idx), chunk):
+            windows = idx[lo : lo + chunk]
+            started = time.perf_counter()
+            if stream is None:
+                w.take(windows)
+            else:
+                for _ in windows:
+                    next(stream)
+            spent["hf_lvf"] += time.perf_counter() - started
+            started = time.perf_counter()
+            for i in windows[::reference_every].tolist():
+                reference.read(i)
+                read_by_reference += 1
+            spent["reference"] += time.perf_counter() - started
+            blobs = limit.blobs(windows, skip=decoded if stream is not None else None)
+            started = time.perf_counter()
+            limit.decode(blobs)
+            spent["limit"] += time.perf_counter() - started
     height, width = w.frame_size
+    total = sum(len(idx) for idx in passes)
     return dict(
         size=f"{height}x{width}",
         hop=params["hop_size"],
         order=order,
-        windows=len(idx),
-        hf_lvf=len(idx) / spent["hf_lvf"],
+        windows=total,
+        passes=len(passes),
+        hf_lvf=total / spent["hf_lvf"],
         reference=read_by_reference / spent["reference"],
-        limit=len(idx) / spent["limit"],
+        limit=total / spent["limit"],
     )
 
 
 def bench_size(
-    root: Path, *, random_batch: int, random_windows: int, reference_every: int, hops=(1, 4, 16)
+    root: Path,
+    *,
+    random_batch: int,
+    min_windows: int,
+    reference_every: int,
+    hops=(1, 4, 16),
 ) -> list[dict]:
-    """One row per hop and order: all windows in sequential order, ``random_windows`` of a
-    permutation in random order (in take() batches of ``random_batch``)."""
+    """One row per hop and order, each over at least ``min_windows`` windows: in random
+    order, take() batches of ``random_batch`` from permutations of all windows; in sequential
+    order, whole passes, as many as it takes."""
     rows = []
+    rng = np.random.default_rng(0)
     for hop in hops:
         params = {"window_length": WINDOW_LENGTH, "hop_size": hop}
         n = len(VideoWindows(root, **params))
-        permutation = np.random.default_rng(0).permutation(n)[:random_windows]
-        rows.append(
-            bench_row(
-                root,
-                params,
-                "random",
-                permutation,
-                chunk=random_batch,
-                reference_every=reference_every,
+        rounds = -(-min_windows // n)
+        order = np.concatenate([rng.permutation(n) for _ in range(rounds)])[:min_windows]
+        # Batches that stay whole: the last may not be short.
+        order = order[: max(random_batch, len(order) // random_batch * random_batch)]
+        for name, passes, chunk in (
+            ("random", [order], random_batch),
+            ("sequential", [np.arange(n)] * rounds, 4 * random_batch),
+        ):
+            rows.append(
+                bench_row(root, params, name, passes, chunk=chunk, reference_every=reference_every)
             )
-        )
-        rows.append(
-            bench_row(
-                root,
-                params,
-                "sequential",
-                np.arange(n),
-                chunk=4 * random_batch,
-                reference_every=reference_every,
-            )
-        )
     return rows
 
 
@@ -222,7 +250,9 @@ def print_core(rows: list[dict]) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['size']} | {r['hop']} | {r['order']} | {r['windows']} | {r['hf_lvf']:.1f} | "
+            f"| {r['size']} | {r['hop']} | {r['order']} | {r['windows']}"
+            + (f" ({r['passes']} passes)" if r["passes"] > 1 else "")
+            + f" | {r['hf_lvf']:.1f} | "
             f"{r['reference']:.1f} | {r['hf_lvf'] / r['reference']:.1f}x | {r['limit']:.1f} | "
             f"{r['hf_lvf'] / r['limit']:.0%} |"
         )
@@ -391,11 +421,11 @@ def main() -> None:
         tmp = Path(tmp_name)
         small = make_root(tmp, 224, 224)
         if args.only in (None, "core"):
-            windows = 128 if args.quick else 384
-            rows = bench_size(small, random_batch=32, random_windows=windows, reference_every=1)
+            windows = 256 if args.quick else 1024
+            rows = bench_size(small, random_batch=32, min_windows=windows, reference_every=1)
             if not args.quick:
                 big = make_root(tmp, 720, 1280)
-                rows += bench_size(big, random_batch=4, random_windows=24, reference_every=4)
+                rows += bench_size(big, random_batch=4, min_windows=96, reference_every=4)
             print_core(rows)
         if args.only in (None, "memory"):
             print("\npeak traced memory of a sequential pass (224x224, hop 1) by windows read:")

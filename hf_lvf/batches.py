@@ -57,6 +57,8 @@ class FrameBatches:
         uri: the root, for error messages.
         threads: decode threads.
         crop: how frames of another size are resized (:func:`hf_lvf.sizes.crop_box`).
+        strip_frames: distinct frames a strip (:meth:`shared`) holds, at most as a rule: the
+            memory of every strip is that size, so that any strip let go can hold the next.
     """
 
     def __init__(
@@ -70,8 +72,10 @@ class FrameBatches:
         uri: str,
         threads: int,
         crop: Crop = "none",
+        strip_frames: int = 1,
     ):
         self.reader = reader
+        self.strip_frames = strip_frames
         self._videos = videos
         self._start_rows = start_rows
         self._sizes = sizes
@@ -98,14 +102,18 @@ class FrameBatches:
         unique_rows, first_pos, inverse = np.unique(
             flat_rows, return_index=True, return_inverse=True
         )
+        self._forget_unless_needed(unique_rows)
         owner = self._recycled(flat_rows.size * self.frame_bytes)
         out = owner[: flat_rows.size * self.frame_bytes].reshape(-1, height, width, 3)
-        self._fill(unique_rows, out, first_pos)
+        # The other places of each row, copied frame by frame from its first (a fancy-indexed
+        # copy would first gather every repeat into a temporary).
+        copies: list[list[int]] = [[] for _ in range(len(unique_rows))]
+        inverse = inverse.reshape(-1)
+        repeats = np.flatnonzero(first_pos[inverse] != np.arange(flat_rows.size))
+        for place, k in zip(repeats.tolist(), inverse[repeats].tolist(), strict=True):
+            copies[k].append(place)
+        self._fill(unique_rows, out, first_pos, copies)
         self._retire(owner)
-        source = first_pos[inverse.reshape(-1)]
-        # Frame by frame: a fancy-indexed copy would first gather every repeat into a temporary.
-        for target in np.flatnonzero(source != np.arange(flat_rows.size)).tolist():
-            out[target] = out[source[target]]
         out = out.reshape(*rows.shape, height, width, 3)
         # A read-only copy, so the cache does not keep the whole batch alive.
         last = out[-1].copy()
@@ -119,7 +127,8 @@ class FrameBatches:
         spaced in it (always, unless frames of other windows fall between its own)."""
         height, width = self._out_size
         strip_rows, inverse = np.unique(rows, return_inverse=True)
-        owner = self._recycled(len(strip_rows) * self.frame_bytes)
+        self._forget_unless_needed(strip_rows)
+        owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
         strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
         self._fill(strip_rows, strip, np.arange(len(strip_rows)))
         strip.flags.writeable = owner.flags.writeable = False  # and so is every view of them
@@ -141,6 +150,13 @@ class FrameBatches:
                 videos.append(video)
         return videos
 
+    def _forget_unless_needed(self, rows: np.ndarray) -> None:
+        """Let go of the cache if it holds none of the sorted ``rows`` (a new pass, a random
+        read), so that its memory can hold this read."""
+        cached_rows = self._cache[0]
+        if cached_rows.size and not np.isin(rows, cached_rows, assume_unique=True).any():
+            self._cache = (_EMPTY_ROWS, None)
+
     def _retire(self, owner: np.ndarray) -> None:
         self._retired = [*self._retired[-(_RETIRED - 1) :], owner]
 
@@ -157,21 +173,36 @@ class FrameBatches:
                 return owner
         return np.empty(nbytes, np.uint8)
 
-    def _fill(self, rows: np.ndarray, out: np.ndarray, targets: np.ndarray) -> None:
-        """Put the frames of the sorted, distinct ``rows`` into ``out[targets]``: copied from the
-        cache (what the previous read decoded) where it has them, else decoded."""
+    def _fill(
+        self,
+        rows: np.ndarray,
+        out: np.ndarray,
+        targets: np.ndarray,
+        copies: list[list[int]] | None = None,
+    ) -> None:
+        """Put the frames of the sorted, distinct ``rows`` into ``out[targets]`` (and
+        ``out[copies[k]]``): copied from the cache (what the previous read decoded) where it
+        has them, else decoded."""
         cached_rows, cached_frames = self._cache
         todo = np.arange(len(rows))
         if cached_rows.size:
             pos = np.minimum(np.searchsorted(cached_rows, rows), cached_rows.size - 1)
             hit = cached_rows[pos] == rows
             for k, p in zip(np.flatnonzero(hit).tolist(), pos[hit].tolist(), strict=True):
-                out[targets[k]] = cached_frames[p]
+                for place in [targets[k], *(copies[k] if copies is not None else ())]:
+                    out[place] = cached_frames[p]
             todo = np.flatnonzero(~hit)
         if todo.size:
-            self._decode(rows[todo], out, targets[todo])
+            todo_copies = None if copies is None else [copies[k] for k in todo.tolist()]
+            self._decode(rows[todo], out, targets[todo], todo_copies)
 
-    def _decode(self, rows: np.ndarray, out: np.ndarray, targets: np.ndarray) -> None:
+    def _decode(
+        self,
+        rows: np.ndarray,
+        out: np.ndarray,
+        targets: np.ndarray,
+        copies: list[list[int]] | None,
+    ) -> None:
         blobs = self.reader.read(rows)
         row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
 
@@ -191,6 +222,7 @@ class FrameBatches:
             describe=describe,
             threads=self._threads,
             crop=self._crop,
+            copies=copies,
         )
 
 

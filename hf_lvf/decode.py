@@ -35,11 +35,8 @@ from .errors import FrameDecodeError
 from .sizes import Crop, crop_box
 
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
-# Below this many frames per task, handing work to the pool costs more than it saves.
+# Below this many frames per thread, handing work to the pool costs more than it saves.
 _MIN_FRAMES_PER_TASK = 2
-# Tasks per thread: threads that finish early (another process took the other core for a
-# while) take the tasks left, instead of the batch waiting for the slowest thread.
-_TASKS_PER_THREAD = 4
 # VP8X flags (WebP container specification, "Extended file format").
 _ANIMATION_FLAG = 0x02
 _VP8_START_CODE = b"\x9d\x01\x2a"
@@ -71,8 +68,9 @@ def decode_into(
     describe: Callable[[int], str],
     threads: int = 1,
     crop: Crop = "none",
+    copies: Sequence[Sequence[int]] | None = None,
 ) -> None:
-    """Decode ``blobs[k]`` into ``out[targets[k]]``.
+    """Decode ``blobs[k]`` into ``out[targets[k]]``, and copy it on to ``out[copies[k]]``.
 
     Args:
         blobs: encoded frames.
@@ -83,6 +81,9 @@ def decode_into(
         describe: ``k -> "frame f of video v (...) in root"``, for error messages.
         threads: decode threads; 1 decodes in the calling thread.
         crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.sizes.crop_box`).
+        copies: ``copies[k]``: further positions in ``out`` that get frame ``k`` (a frame
+            that several windows of a batch need). The thread that decoded it copies it
+            at once, while it is still in that core's cache.
 
     Raises:
         FrameDecodeError: a blob is null, not a WebP image, truncated, corrupt,
@@ -90,53 +91,81 @@ def decode_into(
             (checked before decoding, so a huge declared canvas costs nothing).
     """
     n = len(blobs)
-    chunks = min(threads * _TASKS_PER_THREAD, n // _MIN_FRAMES_PER_TASK)
-    if threads <= 1 or chunks <= 1:
-        _decode_range(blobs, out, targets, expected_sizes, describe, 0, n, crop)
+    sizes, places = expected_sizes.tolist(), targets.tolist()  # Python ints: cheap per frame
+    out_size = out.shape[1:3]
+
+    def decode(k: int) -> None:
+        _decode_frame(blobs[k], out, places[k], sizes[k], out_size, crop, lambda: describe(k))
+        if copies is not None:
+            for other in copies[k]:
+                out[other] = out[places[k]]
+
+    tasks = min(threads, n // _MIN_FRAMES_PER_TASK)
+    if tasks <= 1:
+        for k in range(n):
+            decode(k)
         return
-    bounds = np.linspace(0, n, chunks + 1).astype(int)
+    # Each thread takes the next frame as it is free (no thread waits while frames are left,
+    # also when another process takes a core for a while). After a failure, frames past the
+    # first failed one known are skipped: every frame before the first bad one is decoded,
+    # so the error raised is always that of the first bad frame.
+    frames = iter(range(n))  # next() of a range iterator is atomic under the GIL
+    errors: dict[int, Exception] = {}
+    first_bad = [n]
+
+    def work() -> None:
+        for k in frames:
+            if k > first_bad[0]:
+                return
+            try:
+                decode(k)
+            except Exception as err:  # noqa: BLE001  (raised below, in the caller's thread)
+                errors[k] = err
+                first_bad[0] = min(first_bad[0], k)
+
     pool = _pool(threads)
-    futures = [
-        pool.submit(_decode_range, blobs, out, targets, expected_sizes, describe, lo, hi, crop)
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-    ]
-    for future in futures:
+    for future in [pool.submit(work) for _ in range(tasks)]:
         future.result()
+    if errors:
+        raise errors[min(errors)]
 
 
-def _decode_range(
-    blobs, out, targets, expected_sizes, describe, lo: int, hi: int, crop: Crop = "none"
+def _decode_frame(
+    blob: bytes | None,
+    out: np.ndarray,
+    place: int,
+    size: tuple[int, int],
+    out_size: tuple[int, int],
+    crop: Crop,
+    describe: Callable[[], str],
 ) -> None:
-    out_h, out_w = out.shape[1:3]
-    # Python ints: indexing with them costs a fraction of numpy scalars, per frame.
-    sizes, places = expected_sizes[lo:hi].tolist(), targets[lo:hi].tolist()
-    for k, (height, width), place in zip(range(lo, hi), sizes, places, strict=True):
-        blob = blobs[k]
-        if blob is None:
-            raise FrameDecodeError(f"{describe(k)} has no bytes (null)")
-        try:
-            canvas_w, canvas_h = webp_canvas_size(blob)
-        except ValueError as err:
-            raise FrameDecodeError(f"{describe(k)} {err}") from err
-        if canvas_h != height or canvas_w != width:
-            raise FrameDecodeError(
-                f"{describe(k)} decodes to {canvas_w}x{canvas_h} (WxH) but its video "
-                f"declares {width}x{height}"
-            )
-        resize = height != out_h or width != out_w
-        slot = np.empty((height, width, 3), np.uint8) if resize else out[place]
-        try:
-            # hasalpha=False: RGB even where a tool stored an alpha channel (dropped, as
-            # Pillow's convert("RGB") drops it).
-            imagecodecs.webp_decode(blob, out=slot, hasalpha=False)
-        except (imagecodecs.WebpError, ValueError, RuntimeError) as err:
-            raise FrameDecodeError(f"{describe(k)} is not a valid WebP image: {err}") from err
-        if resize:
-            box = crop_box(height, width, out_h, out_w, crop)
-            image = Image.fromarray(slot, "RGB").resize(
-                (out_w, out_h), Image.Resampling.BILINEAR, box=box
-            )
-            out[place] = np.asarray(image)
+    if blob is None:
+        raise FrameDecodeError(f"{describe()} has no bytes (null)")
+    try:
+        canvas_w, canvas_h = webp_canvas_size(blob)
+    except ValueError as err:
+        raise FrameDecodeError(f"{describe()} {err}") from err
+    height, width = size
+    if canvas_h != height or canvas_w != width:
+        raise FrameDecodeError(
+            f"{describe()} decodes to {canvas_w}x{canvas_h} (WxH) but its video "
+            f"declares {width}x{height}"
+        )
+    out_h, out_w = out_size
+    resize = height != out_h or width != out_w
+    slot = np.empty((height, width, 3), np.uint8) if resize else out[place]
+    try:
+        # hasalpha=False: RGB even where a tool stored an alpha channel (dropped, as
+        # Pillow's convert("RGB") drops it).
+        imagecodecs.webp_decode(blob, out=slot, hasalpha=False)
+    except (imagecodecs.WebpError, ValueError, RuntimeError) as err:
+        raise FrameDecodeError(f"{describe()} is not a valid WebP image: {err}") from err
+    if resize:
+        box = crop_box(height, width, out_h, out_w, crop)
+        image = Image.fromarray(slot, "RGB").resize(
+            (out_w, out_h), Image.Resampling.BILINEAR, box=box
+        )
+        out[place] = np.asarray(image)
 
 
 def webp_canvas_size(blob: bytes) -> tuple[int, int]:

@@ -38,9 +38,8 @@ _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "
 # hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
-# Decoded frames that one shared read (iter_samples) holds: its windows are views into them.
-# Enough frames for all decode threads and to amortise a Lance read (160 at 224x224); at HD,
-# a span and 8 frames (below).
+# Decoded frames one shared read (iter_samples) holds, its windows views into them: enough for
+# all decode threads and to amortise a Lance read (160 at 224x224); at HD a span + 8 (below).
 _STRIP_BYTES = 24 * 2**20
 # Windows considered for one shared read (bounds the planning work per read).
 _MAX_STRIP_WINDOWS = 1024
@@ -183,6 +182,10 @@ class VideoWindows:
         if problem is not None:
             raise ValueError(f"one window of root {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
+        frame_bytes = frame_size[0] * frame_size[1] * 3
+        # At least 8 new frames past one window's span: a read copies the frames it shares with
+        # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
+        strip = max(_STRIP_BYTES // frame_bytes, params.span + 8)
         reader_layout, reader_options = layout, self._storage_options
         if layout.uri.startswith("hf://"):
             # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
@@ -197,6 +200,7 @@ class VideoWindows:
             uri=self.uri,
             threads=self._decode_threads,
             crop=sizing.crop,
+            strip_frames=min(strip, sizing.batch_bytes // frame_bytes),
         )
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
@@ -406,11 +410,7 @@ class VideoWindows:
         _, first = np.unique(rows.reshape(-1), return_index=True)
         # distinct[b]: distinct frames of windows 0..b.
         distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(candidates)))
-        # At least 8 new frames past one window's span: a read copies the frames it shares with
-        # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
-        fits = max(_STRIP_BYTES // self._frames.frame_bytes, self._params.span + 8)
-        fits = min(fits, self._sizing.batch_bytes // self._frames.frame_bytes)
-        return max(1, int(np.searchsorted(distinct, fits, "right")))
+        return max(1, int(np.searchsorted(distinct, self._frames.strip_frames, "right")))
 
     def _take_shared(self, idx: np.ndarray) -> list[dict[str, Any]]:
         """Samples of windows ``idx`` as read-only views into one strip of decoded frames."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import pickle
 import random
+import weakref
 
 import datasets
 import lance
@@ -224,6 +225,20 @@ def test_strips_are_recycled_only_when_nothing_refers_to_them(roots, monkeypatch
     kept = [w.take([lo, lo + 1]) for lo in range(0, 12, 2)]
     for lo, batch in zip(range(0, 12, 2), kept, strict=True):
         assert_same_samples(batch, every[lo : lo + 2])
+
+
+def test_a_new_pass_reuses_the_strips_of_the_last(roots, monkeypatch):
+    # 44 frames in strips of up to 13: strips hold different numbers of frames. Every strip's
+    # memory is the same size, and a new pass lets go of the last one's cache: a short pass,
+    # then two whole ones, and only two strips' memory ever.
+    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 13 * 3 * FRAME_SIZE[0] * FRAME_SIZE[1])
+    w = VideoWindows(roots["hf_lvf"], window_length=3, hop_size=1)
+    memory: list[weakref.ref] = []
+    for indices in ([len(w) - 1], None, None):
+        for sample in w.iter_samples(indices):
+            if not any(ref() is sample["video"].base for ref in memory):
+                memory.append(weakref.ref(sample["video"].base))
+    assert len(memory) == 2
 
 
 def test_iter_samples_bad_batch_size(roots):
