@@ -21,19 +21,23 @@ of the time it takes to decode the 512 frames that fill it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .decode import decode_into
+from .decode import Decoding, start_decoding
 from .frames import FrameReader
 from .layout import VideoInfo
 from .sizes import Crop
 
 _EMPTY_ROWS = np.empty(0, np.int64)
-# Batches and strips kept for reuse: the last one, and the one before, free for the next read
-# once its windows are let go (as a training loop does).
-_RETIRED = 2
+# Batches and strips kept for reuse: the one being decoded, the one whose windows are handed
+# out, and the one before, free for the next read once its windows are let go (as a training
+# loop does, holding on to the last window it was given while the next strip is started).
+_RETIRED = 3
+# Windows looked at for one strip, at most (bounds the planning work per strip).
+_MAX_STRIP_WINDOWS = 1024
 
 
 def _references(items: list, k: int) -> int:
@@ -86,6 +90,10 @@ class FrameBatches:
         # (sorted distinct rows, their frames, read-only): what the last read decoded.
         self._cache: tuple[np.ndarray, np.ndarray | None] = (_EMPTY_ROWS, None)
         self._retired: list[np.ndarray] = []
+        self._pending: Decoding | None = None  # the strip being decoded (start_shared)
+        # Reads may come from several threads at once (datasets reads shards, and decodes
+        # examples, on threads of its own): they take turns with this object's state.
+        self._lock = threading.RLock()
 
     @property
     def frame_bytes(self) -> int:
@@ -98,57 +106,72 @@ class FrameBatches:
         height, width = self._out_size
         flat_rows = rows.reshape(-1)
         # Each distinct row is decoded once, straight into the first place the batch needs it
-        # (first_pos); later places that need the same row copy it from there.
+        # (first_pos); the other places of each row get a copy of it (copies[k]), frame by
+        # frame: a fancy-indexed copy would first gather every repeat into a temporary.
         unique_rows, first_pos, inverse = np.unique(
             flat_rows, return_index=True, return_inverse=True
         )
-        self._forget_unless_needed(unique_rows)
-        owner = self._recycled(flat_rows.size * self.frame_bytes)
-        out = owner[: flat_rows.size * self.frame_bytes].reshape(-1, height, width, 3)
-        # The other places of each row, copied frame by frame from its first (a fancy-indexed
-        # copy would first gather every repeat into a temporary).
         copies: list[list[int]] = [[] for _ in range(len(unique_rows))]
         inverse = inverse.reshape(-1)
         repeats = np.flatnonzero(first_pos[inverse] != np.arange(flat_rows.size))
         for place, k in zip(repeats.tolist(), inverse[repeats].tolist(), strict=True):
             copies[k].append(place)
-        self._fill(unique_rows, out, first_pos, copies)
-        self._retire(owner)
-        out = out.reshape(*rows.shape, height, width, 3)
-        # A read-only copy, so the cache does not keep the whole batch alive.
-        last = out[-1].copy()
-        last.flags.writeable = False
-        self._cache = (rows[-1].copy(), last)
+        with self._lock:
+            self.settle()
+            self._forget_unless_needed(unique_rows)
+            owner = self._recycled(flat_rows.size * self.frame_bytes)
+            out = owner[: flat_rows.size * self.frame_bytes].reshape(-1, height, width, 3)
+            self._fill(unique_rows, out, first_pos, copies).wait()
+            self._retire(owner)
+            out = out.reshape(*rows.shape, height, width, 3)
+            # A read-only copy, so the cache does not keep the whole batch alive.
+            last = out[-1].copy()
+            last.flags.writeable = False
+            self._cache = (rows[-1].copy(), last)
         return out
 
     def shared(self, rows: np.ndarray) -> list[np.ndarray]:
         """The frames of ``rows`` (``(n, window_length)``): one read-only array per window,
         a view into one strip of the distinct frames wherever the window's frames are evenly
         spaced in it (always, unless frames of other windows fall between its own)."""
+        return self.start_shared(rows)()
+
+    def start_shared(self, rows: np.ndarray) -> Callable[[], list[np.ndarray]]:
+        """:meth:`shared`, its frames decoded on the decode threads while the caller goes on
+        (hands out the windows of the strip before); returns ``finish()``, which waits for
+        them and returns the windows, or raises what :meth:`shared` would. Any other read
+        of this object waits for the decode first."""
         height, width = self._out_size
         strip_rows, inverse = np.unique(rows, return_inverse=True)
-        self._forget_unless_needed(strip_rows)
-        owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
-        strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
-        self._fill(strip_rows, strip, np.arange(len(strip_rows)))
-        strip.flags.writeable = owner.flags.writeable = False  # and so is every view of them
-        self._cache = (strip_rows, strip)
-        self._retire(owner)
+        with self._lock:
+            self.settle()
+            self._forget_unless_needed(strip_rows)
+            owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
+            strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
+            decoding = self._fill(strip_rows, strip, np.arange(len(strip_rows)))
+            self._pending, self._cache = decoding, (strip_rows, strip)
+            self._retire(owner)
 
-        positions = inverse.reshape(rows.shape)
-        length = rows.shape[1]
-        steps = positions[:, 1] - positions[:, 0] if length > 1 else np.ones(len(rows), np.int64)
-        even = (np.diff(positions, axis=1) == steps[:, None]).all(axis=1)
-        videos = []
-        firsts, step_list = positions[:, 0].tolist(), steps.tolist()
-        for b, (first, step) in enumerate(zip(firsts, step_list, strict=True)):
-            if even[b]:
-                videos.append(strip[first : first + (length - 1) * step + 1 : step])
-            else:
-                video = strip[positions[b]]  # the one copy of this window's frames
-                video.flags.writeable = False
-                videos.append(video)
-        return videos
+        def finish() -> list[np.ndarray]:
+            with self._lock:
+                if self._pending is decoding:
+                    self.settle()
+            decoding.wait()  # raises what decoding raised, whoever settled it
+            strip.flags.writeable = owner.flags.writeable = False  # and so every view of them
+            return _views(strip, inverse.reshape(rows.shape))
+
+        return finish
+
+    def settle(self) -> None:
+        """Wait for the strip being decoded, if any (its errors are raised to whoever reads
+        its windows: here, a strip that failed only leaves the cache)."""
+        with self._lock:
+            decoding, self._pending = self._pending, None
+            if decoding is not None:
+                try:
+                    decoding.wait()
+                except Exception:  # noqa: BLE001  (raised again by the strip's finish())
+                    self._cache = (_EMPTY_ROWS, None)
 
     def _forget_unless_needed(self, rows: np.ndarray) -> None:
         """Let go of the cache if it holds none of the sorted ``rows`` (a new pass, a random
@@ -179,10 +202,10 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None = None,
-    ) -> None:
+    ) -> Decoding:
         """Put the frames of the sorted, distinct ``rows`` into ``out[targets]`` (and
         ``out[copies[k]]``): copied from the cache (what the previous read decoded) where it
-        has them, else decoded."""
+        has them, else decoded, on the decode threads: wait for the :class:`Decoding`."""
         cached_rows, cached_frames = self._cache
         todo = np.arange(len(rows))
         if cached_rows.size:
@@ -192,9 +215,10 @@ class FrameBatches:
                 for place in [targets[k], *(copies[k] if copies is not None else ())]:
                     out[place] = cached_frames[p]
             todo = np.flatnonzero(~hit)
-        if todo.size:
-            todo_copies = None if copies is None else [copies[k] for k in todo.tolist()]
-            self._decode(rows[todo], out, targets[todo], todo_copies)
+        if not todo.size:
+            return Decoding([], {})
+        todo_copies = None if copies is None else [copies[k] for k in todo.tolist()]
+        return self._decode(rows[todo], out, targets[todo], todo_copies)
 
     def _decode(
         self,
@@ -202,7 +226,7 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None,
-    ) -> None:
+    ) -> Decoding:
         blobs = self.reader.read(rows)
         row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
 
@@ -214,7 +238,7 @@ class FrameBatches:
                 f"{int(rows[k])}) in root {self._uri!r}"
             )
 
-        decode_into(
+        return start_decoding(
             blobs,
             out,
             targets,
@@ -224,6 +248,46 @@ class FrameBatches:
             crop=self._crop,
             copies=copies,
         )
+
+
+def plan_strips(
+    indices: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], strip_frames: int
+) -> Iterator[np.ndarray]:
+    """``indices`` (windows in the order read) cut into the runs read as one strip each: as
+    many following windows as hold at most ``strip_frames`` distinct frames (one at least).
+
+    Args:
+        rows_of: ``windows -> (len(windows), window_length)`` their Lance rows.
+    """
+    # Windows looked at for one strip: each adds a frame at least, unless it repeats one.
+    candidates = max(1, min(_MAX_STRIP_WINDOWS, strip_frames))
+    lo = 0
+    while lo < len(indices):
+        rows = rows_of(indices[lo : lo + candidates])
+        _, first = np.unique(rows.reshape(-1), return_index=True)
+        # distinct[b]: distinct frames of windows 0..b.
+        distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(rows)))
+        hi = lo + max(1, int(np.searchsorted(distinct, strip_frames, "right")))
+        yield indices[lo:hi]
+        lo = hi
+
+
+def _views(strip: np.ndarray, positions: np.ndarray) -> list[np.ndarray]:
+    """Window ``b``'s frames ``strip[positions[b]]``, read-only: a view wherever they are
+    evenly spaced in the strip, else a copy of its own."""
+    length = positions.shape[1]
+    steps = positions[:, 1] - positions[:, 0] if length > 1 else np.ones(len(positions), np.int64)
+    even = (np.diff(positions, axis=1) == steps[:, None]).all(axis=1)
+    videos = []
+    firsts, step_list = positions[:, 0].tolist(), steps.tolist()
+    for b, (first, step) in enumerate(zip(firsts, step_list, strict=True)):
+        if even[b]:
+            videos.append(strip[first : first + (length - 1) * step + 1 : step])
+        else:
+            video = strip[positions[b]]  # the one copy of this window's frames
+            video.flags.writeable = False
+            videos.append(video)
+    return videos
 
 
 class ReadAhead:
@@ -243,8 +307,13 @@ class ReadAhead:
         self._last: int | None = None
         self._step = 0
         self._first, self._block = 0, None
+        self._lock = threading.Lock()  # datasets may decode examples on many threads at once
 
     def __call__(self, window: int) -> np.ndarray:
+        with self._lock:
+            return self._window(window)
+
+    def _window(self, window: int) -> np.ndarray:
         last, step, self._last = self._last, self._step, window
         if last is not None and step > 0 and window == last + step:
             block, first = self._block, self._first

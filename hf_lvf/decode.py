@@ -25,7 +25,7 @@ import io
 import os
 import struct
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import imagecodecs
 import numpy as np
@@ -89,22 +89,53 @@ def decode_into(
         FrameDecodeError: a blob is null, not a WebP image, truncated, corrupt,
             animated, or its header declares a size other than its expected one
             (checked before decoding, so a huge declared canvas costs nothing).
+            With several bad frames, the first of them.
     """
+    start_decoding(
+        blobs,
+        out,
+        targets,
+        expected_sizes=expected_sizes,
+        describe=describe,
+        threads=threads,
+        crop=crop,
+        copies=copies,
+    ).wait()
+
+
+class Decoding:
+    """Frames being decoded into an array by :func:`start_decoding`."""
+
+    def __init__(self, futures: list[Future[None]], errors: dict[int, Exception]):
+        self._futures, self._errors = futures, errors
+
+    def wait(self) -> None:
+        """Wait until every frame is decoded, then raise the error of the first bad frame, if
+        any (at every call)."""
+        if self._futures:
+            wait(self._futures)
+            self._futures = []
+        if self._errors:
+            raise self._errors[min(self._errors)]
+
+
+def start_decoding(
+    blobs: Sequence[bytes | None],
+    out: np.ndarray,
+    targets: np.ndarray,
+    *,
+    expected_sizes: np.ndarray,
+    describe: Callable[[int], str],
+    threads: int = 1,
+    crop: Crop = "none",
+    copies: Sequence[Sequence[int]] | None = None,
+) -> Decoding:
+    """:func:`decode_into` on the decode threads while the caller goes on; what would be
+    raised is raised by :meth:`Decoding.wait`. With one thread, or too few frames to share,
+    the frames are decoded before this returns (errors still wait for ``wait``)."""
     n = len(blobs)
     sizes, places = expected_sizes.tolist(), targets.tolist()  # Python ints: cheap per frame
     out_size = out.shape[1:3]
-
-    def decode(k: int) -> None:
-        _decode_frame(blobs[k], out, places[k], sizes[k], out_size, crop, lambda: describe(k))
-        if copies is not None:
-            for other in copies[k]:
-                out[other] = out[places[k]]
-
-    tasks = min(threads, n // _MIN_FRAMES_PER_TASK)
-    if tasks <= 1:
-        for k in range(n):
-            decode(k)
-        return
     # Each thread takes the next frame as it is free (no thread waits while frames are left,
     # also when another process takes a core for a while). After a failure, frames past the
     # first failed one known are skipped: every frame before the first bad one is decoded,
@@ -118,16 +149,20 @@ def decode_into(
             if k > first_bad[0]:
                 return
             try:
-                decode(k)
-            except Exception as err:  # noqa: BLE001  (raised below, in the caller's thread)
+                _decode_frame(blobs[k], out, places[k], sizes[k], out_size, crop, describe, k)
+                if copies is not None:
+                    for other in copies[k]:
+                        out[other] = out[places[k]]
+            except Exception as err:  # noqa: BLE001  (raised by Decoding.wait)
                 errors[k] = err
                 first_bad[0] = min(first_bad[0], k)
 
+    tasks = min(threads, n // _MIN_FRAMES_PER_TASK)
+    if tasks <= 1:
+        work()
+        return Decoding([], errors)
     pool = _pool(threads)
-    for future in [pool.submit(work) for _ in range(tasks)]:
-        future.result()
-    if errors:
-        raise errors[min(errors)]
+    return Decoding([pool.submit(work) for _ in range(tasks)], errors)
 
 
 def _decode_frame(
@@ -137,18 +172,19 @@ def _decode_frame(
     size: tuple[int, int],
     out_size: tuple[int, int],
     crop: Crop,
-    describe: Callable[[], str],
+    describe: Callable[[int], str],
+    k: int,
 ) -> None:
     if blob is None:
-        raise FrameDecodeError(f"{describe()} has no bytes (null)")
+        raise FrameDecodeError(f"{describe(k)} has no bytes (null)")
     try:
         canvas_w, canvas_h = webp_canvas_size(blob)
     except ValueError as err:
-        raise FrameDecodeError(f"{describe()} {err}") from err
+        raise FrameDecodeError(f"{describe(k)} {err}") from err
     height, width = size
     if canvas_h != height or canvas_w != width:
         raise FrameDecodeError(
-            f"{describe()} decodes to {canvas_w}x{canvas_h} (WxH) but its video "
+            f"{describe(k)} decodes to {canvas_w}x{canvas_h} (WxH) but its video "
             f"declares {width}x{height}"
         )
     out_h, out_w = out_size
@@ -159,7 +195,7 @@ def _decode_frame(
         # Pillow's convert("RGB") drops it).
         imagecodecs.webp_decode(blob, out=slot, hasalpha=False)
     except (imagecodecs.WebpError, ValueError, RuntimeError) as err:
-        raise FrameDecodeError(f"{describe()} is not a valid WebP image: {err}") from err
+        raise FrameDecodeError(f"{describe(k)} is not a valid WebP image: {err}") from err
     if resize:
         box = crop_box(height, width, out_h, out_w, crop)
         image = Image.fromarray(slot, "RGB").resize(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .batches import FrameBatches, ReadAhead
+from .batches import FrameBatches, ReadAhead, plan_strips
 from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
@@ -41,8 +41,6 @@ _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
 # Decoded frames one shared read (iter_samples) holds, its windows views into them: enough for
 # all decode threads and to amortise a Lance read (160 at 224x224); at HD a span + 8 (below).
 _STRIP_BYTES = 24 * 2**20
-# Windows considered for one shared read (bounds the planning work per read).
-_MAX_STRIP_WINDOWS = 1024
 
 
 def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) -> None:
@@ -345,19 +343,22 @@ class VideoWindows:
         if indices is None:
             indices = np.arange(len(self), dtype=np.int64)
         indices = self._plan.normalize(np.asarray(indices).reshape(-1))
-        strips, strips_to_fetch = itertools.tee(self._strips(indices))
+        strips, strips_to_fetch = itertools.tee(
+            plan_strips(indices, lambda idx: self._rows(idx)[3], self._frames.strip_frames)
+        )
         rows = self._plan.rows_to_fetch(self._start_rows, strips_to_fetch)
+        # The windows of a strip are handed out while the next one decodes.
+        handing_out: Callable[[], list[dict[str, Any]]] | None = None
         with self._frames.reader.reading_ahead(rows, self._fetch_ahead) as next_strip:
-            for idx in strips:
-                next_strip()  # no yield before this strip's read: it reads what was fetched
-                yield from self._take_shared(idx)
-
-    def _strips(self, indices: np.ndarray) -> Iterator[np.ndarray]:
-        lo = 0
-        while lo < len(indices):
-            hi = lo + self._strip_windows(indices[lo : lo + _MAX_STRIP_WINDOWS])
-            yield indices[lo:hi]
-            lo = hi
+            try:
+                for idx in strips:
+                    next_strip()  # no yield before this strip's read: it reads what was fetched
+                    decoding = self._take_shared(idx)
+                    yield from handing_out() if handing_out is not None else ()
+                    handing_out = decoding
+                yield from handing_out() if handing_out is not None else ()
+            finally:
+                self._frames.settle()  # a pass left early: its decode ends with it
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.iter_samples()
@@ -404,17 +405,10 @@ class VideoWindows:
             raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")
         return self._frames.dense(rows), video_idx, start_frame, frame_indices
 
-    def _strip_windows(self, candidates: np.ndarray) -> int:
-        """How many of the windows ``candidates`` (in order) the next shared read takes."""
-        rows = self._rows(candidates)[3]
-        _, first = np.unique(rows.reshape(-1), return_index=True)
-        # distinct[b]: distinct frames of windows 0..b.
-        distinct = np.cumsum(np.bincount(first // rows.shape[1], minlength=len(candidates)))
-        return max(1, int(np.searchsorted(distinct, self._frames.strip_frames, "right")))
-
-    def _take_shared(self, idx: np.ndarray) -> list[dict[str, Any]]:
-        """Samples of windows ``idx`` as read-only views into one strip of decoded frames."""
+    def _take_shared(self, idx: np.ndarray) -> Callable[[], list[dict[str, Any]]]:
+        """Start reading windows ``idx`` into one strip of decoded frames; returns ``finish()``:
+        their samples, each a read-only view into the strip."""
         check_fork_safe(self.uri)
         video_idx, start_frame, frame_indices, rows = self._rows(idx)
-        videos = self._frames.shared(rows)
-        return self._samples(idx, video_idx, start_frame, frame_indices, videos)
+        finish = self._frames.start_shared(rows)
+        return lambda: self._samples(idx, video_idx, start_frame, frame_indices, finish())

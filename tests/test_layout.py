@@ -14,6 +14,7 @@ import pytest
 from _roots import FRAME_SIZE, foreign_videos, make_frames, png, read_meta, webp, write_foreign_root
 from PIL import Image
 
+import hf_lvf.windows as windows_module
 from hf_lvf import (
     FrameDecodeError,
     LayoutError,
@@ -380,6 +381,26 @@ def test_bad_frame(tmp_path, make_blob, problem):
     with pytest.raises(ValueError, match=problem):
         w.read_video([-1])
     with pytest.raises(FrameDecodeError, match=problem):
+        list(w.iter_samples())
+
+
+def test_a_pass_hands_out_every_strip_before_a_bad_frame(tmp_path, monkeypatch):
+    # Strips of 10 frames, each decoding while the one before is handed out: the error
+    # comes when the pass reaches the strip with the bad frame, after every window before.
+    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 3 * FRAME_SIZE[0] * FRAME_SIZE[1])
+    videos = foreign_videos((12, 30), with_metadata=False)
+    root = write_foreign_root(tmp_path / "bad", videos, blobs={(1, 20): b"RIFF"})
+    w = VideoWindows(root, window_length=2)
+    first_bad = 11 + 19  # video 0 has 11 windows; window 19 of video 1 holds frames 19, 20
+    got = []
+    with pytest.raises(FrameDecodeError, match=re.escape("frame 20 of video 1")):
+        for sample in w.iter_samples():
+            got.append(np.array(sample["video"]))
+    assert first_bad - 10 <= len(got) <= first_bad
+    np.testing.assert_array_equal(np.stack(got), w.read_video(np.arange(len(got))))
+    # The view reads on: what came before, and a new pass, up to the same frame.
+    assert [s["sample_idx"] for s in w.iter_samples(range(3))] == [0, 1, 2]
+    with pytest.raises(FrameDecodeError, match=re.escape("frame 20 of video 1")):
         list(w.iter_samples())
 
 

@@ -6,6 +6,7 @@ import io
 import pickle
 import random
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import datasets
 import lance
@@ -229,16 +230,20 @@ def test_strips_are_recycled_only_when_nothing_refers_to_them(roots, monkeypatch
 
 def test_a_new_pass_reuses_the_strips_of_the_last(roots, monkeypatch):
     # 44 frames in strips of up to 13: strips hold different numbers of frames. Every strip's
-    # memory is the same size, and a new pass lets go of the last one's cache: a short pass,
-    # then two whole ones, and only two strips' memory ever.
+    # memory is the same size, and a new pass lets go of the last one's cache: after a short
+    # pass and a whole one, the next whole pass needs no memory of its own. Three strips at
+    # most: one decoding, one handed out, and the one before (the loop still holds its last
+    # window when the next strip starts).
     monkeypatch.setattr(windows_module, "_STRIP_BYTES", 13 * 3 * FRAME_SIZE[0] * FRAME_SIZE[1])
     w = VideoWindows(roots["hf_lvf"], window_length=3, hop_size=1)
     memory: list[weakref.ref] = []
+    counts = []
     for indices in ([len(w) - 1], None, None):
         for sample in w.iter_samples(indices):
             if not any(ref() is sample["video"].base for ref in memory):
                 memory.append(weakref.ref(sample["video"].base))
-    assert len(memory) == 2
+        counts.append(len(memory))
+    assert counts == [1, 3, 3]
 
 
 def test_iter_samples_bad_batch_size(roots):
@@ -464,3 +469,28 @@ def test_no_window_at_all(roots):
         VideoWindows(roots["foreign"], window_length=11, frame_skip=1)
     with pytest.raises(ValueError, match=r"max\(span=1, min_video_frames=18\)"):
         VideoWindows(roots["foreign"], min_video_frames=18)
+
+
+def test_reads_from_many_threads_at_once(roots, monkeypatch):
+    # datasets reads the shards of a shuffled stream, and decodes examples, on threads of
+    # its own, all through one view per process: passes, batches and row-by-row reads of
+    # one view at once must each get their own windows.
+    monkeypatch.setattr(windows_module, "_STRIP_BYTES", 5 * 3 * FRAME_SIZE[0] * FRAME_SIZE[1])
+    params = dict(window_length=3, hop_size=1)
+    w = VideoWindows(roots["hf_lvf"], **params)
+    want = VideoWindows(roots["hf_lvf"], **params).read_video(np.arange(len(w)))
+    rng = np.random.default_rng(0)
+    orders = [rng.permutation(len(w)) if k % 2 else np.arange(len(w)) for k in range(12)]
+
+    def read(k: int) -> np.ndarray:
+        order = orders[k]
+        if k % 3 == 0:
+            return np.stack([s["video"] for s in w.iter_samples(order, batch_size=1)])
+        if k % 3 == 1:
+            return np.stack([w.take(order[lo : lo + 3])[0]["video"] for lo in range(len(order))])
+        return np.stack([w._read_ahead(int(i)) for i in order])  # map-style rows, one by one
+
+    for _ in range(3):
+        with ThreadPoolExecutor(6) as pool:
+            for k, got in enumerate(pool.map(read, range(len(orders)))):
+                np.testing.assert_array_equal(got, want[orders[k]], err_msg=f"reader {k}")
