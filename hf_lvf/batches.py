@@ -10,7 +10,10 @@ each frame once, also across reads), and assembles them two ways:
   the first place and copied once into each other place.
 - :meth:`FrameBatches.shared`: the distinct frames in row order (a "strip"), and
   each window a **read-only** view into it, so that no frame is copied per
-  window.
+  window. :meth:`FrameBatches.start_shared` decodes a strip on the decode threads
+  while the caller hands out the windows of the one before.
+
+Reads from several threads at once take turns (a lock around the cache and memory).
 
 The memory of a batch or strip is reused by a later read once nothing refers to
 it any more (no window, no array or tensor made from one): fresh memory costs a
