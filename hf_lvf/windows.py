@@ -326,7 +326,8 @@ class VideoWindows:
         ``batch_size`` or more wherever that many fit. Windows that share frames
         (``hop_size`` < span) are read together, each distinct frame decoded once, the
         new frames of all of them on all decode threads at once, also across reads.
-        The frames of the coming reads are fetched while one decodes (``fetch_ahead``).
+        The frames of the coming reads are fetched while one decodes (``fetch_ahead``),
+        and the next read decodes while the windows of one are handed out.
 
         The ``video`` arrays yielded here are **read-only** and may share memory:
         a window is a view into the strip of decoded frames it was read with,
