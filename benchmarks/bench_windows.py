@@ -404,7 +404,7 @@ def print_overlap(rows: list[dict]) -> None:
 def memory_flatness(root: Path, hop: int) -> list[tuple[int, float]]:
     """Peak traced memory of a sequential pass over the first N windows, for growing N."""
     out = []
-    for n in (50, 200, 800):
+    for n in (50, 200, 800, 1140):
         w = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=hop)
         n = min(n, len(w))
         tracemalloc.start()
