@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from hf_lvf import VideoWindows
-from hf_lvf.decode import decode_into, default_decode_threads
+from hf_lvf.decode import default_decode_threads, start_decoding
 from hf_lvf.synthetic import write_synthetic_root
 
 WINDOW_LENGTH = 16
@@ -60,14 +60,14 @@ def main() -> None:
                     checked.append(time.perf_counter() - started)
             out = np.empty((len(rows), 224, 224, 3), np.uint8)
             started = time.perf_counter()
-            decode_into(
+            start_decoding(
                 blobs,
                 out,
                 np.arange(len(rows)),
                 expected_sizes=np.full((len(rows), 2), 224),
                 describe=str,
                 threads=default_decode_threads(),
-            )
+            ).wait()
             decoded.append(time.perf_counter() - started)
     ms = {
         name: 1000 * statistics.median(t)

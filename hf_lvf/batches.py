@@ -8,10 +8,10 @@ each frame once, also across reads), and assembles them two ways:
 - :meth:`FrameBatches.dense`: ``(n, window_length, H, W, 3)``, writable, every
   window in its own memory; a frame that several windows need is decoded into
   the first place and copied once into each other place.
-- :meth:`FrameBatches.shared`: the distinct frames in row order (a "strip"), and
-  each window a **read-only** view into it, so that no frame is copied per
-  window. :meth:`FrameBatches.start_shared` decodes a strip on the decode threads
-  while the caller hands out the windows of the one before.
+- :meth:`FrameBatches.start_shared`: the distinct frames in row order (a "strip"),
+  and each window a **read-only** view into it, so that no frame is copied per
+  window; the strip decodes on the decode threads while the caller hands out the
+  windows of the one before.
 
 Reads from several threads at once take turns (a lock around the cache and memory).
 
@@ -64,7 +64,7 @@ class FrameBatches:
         uri: the root, for error messages.
         threads: decode threads.
         crop: how frames of another size are resized (:func:`hf_lvf.sizes.crop_box`).
-        strip_frames: distinct frames a strip (:meth:`shared`) holds, at most as a rule: the
+        strip_frames: distinct frames a strip (:meth:`start_shared`) holds, at most as a rule: the
             memory of every strip is that size, so that any strip let go can hold the next.
     """
 
@@ -133,17 +133,14 @@ class FrameBatches:
             self._cache = (rows[-1].copy(), last)
         return out
 
-    def shared(self, rows: np.ndarray) -> list[np.ndarray]:
-        """The frames of ``rows`` (``(n, window_length)``): one read-only array per window,
-        a view into one strip of the distinct frames wherever the window's frames are evenly
-        spaced in it (always, unless frames of other windows fall between its own)."""
-        return self.start_shared(rows)()
-
     def start_shared(self, rows: np.ndarray) -> Callable[[], list[np.ndarray]]:
-        """:meth:`shared`, its frames decoded on the decode threads while the caller goes on
-        (hands out the windows of the strip before); returns ``finish()``, which waits for
-        them and returns the windows, or raises what :meth:`shared` would. Any other read
-        of this object waits for the decode first."""
+        """Start reading the frames of ``rows`` (``(n, window_length)``) into one strip of the
+        distinct frames, decoded on the decode threads while the caller goes on (hands out
+        the windows of the strip before). Returns ``finish()``, which waits for them and
+        returns one read-only array per window, a view into the strip wherever the window's
+        frames are evenly spaced in it (always, unless frames of other windows fall between
+        its own), or raises the decode's error. Any other read of this object waits for the
+        decode first."""
         height, width = self._out_size
         strip_rows, inverse = np.unique(rows, return_inverse=True)
         with self._lock:

@@ -59,50 +59,6 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     return pool
 
 
-def decode_into(
-    blobs: Sequence[bytes | None],
-    out: np.ndarray,
-    targets: np.ndarray,
-    *,
-    expected_sizes: np.ndarray,
-    describe: Callable[[int], str],
-    threads: int = 1,
-    crop: Crop = "none",
-    copies: Sequence[Sequence[int]] | None = None,
-) -> None:
-    """Decode ``blobs[k]`` into ``out[targets[k]]``, and copy it on to ``out[copies[k]]``.
-
-    Args:
-        blobs: encoded frames.
-        out: ``(N, H, W, 3)`` uint8 C-contiguous array to fill.
-        targets: ``(len(blobs),)`` positions in ``out``.
-        expected_sizes: ``(len(blobs), 2)`` ``(H, W)`` each frame must decode to;
-            frames are resized to ``out``'s ``(H, W)`` when that differs.
-        describe: ``k -> "frame f of video v (...) in root"``, for error messages.
-        threads: decode threads; 1 decodes in the calling thread.
-        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.sizes.crop_box`).
-        copies: ``copies[k]``: further positions in ``out`` that get frame ``k`` (a frame
-            that several windows of a batch need). The thread that decoded it copies it
-            at once, while it is still in that core's cache.
-
-    Raises:
-        FrameDecodeError: a blob is null, not a WebP image, truncated, corrupt,
-            animated, or its header declares a size other than its expected one
-            (checked before decoding, so a huge declared canvas costs nothing).
-            With several bad frames, the first of them.
-    """
-    start_decoding(
-        blobs,
-        out,
-        targets,
-        expected_sizes=expected_sizes,
-        describe=describe,
-        threads=threads,
-        crop=crop,
-        copies=copies,
-    ).wait()
-
-
 class Decoding:
     """Frames being decoded into an array by :func:`start_decoding`."""
 
@@ -130,9 +86,30 @@ def start_decoding(
     crop: Crop = "none",
     copies: Sequence[Sequence[int]] | None = None,
 ) -> Decoding:
-    """:func:`decode_into` on the decode threads while the caller goes on; what would be
-    raised is raised by :meth:`Decoding.wait`. With one thread, or too few frames to share,
-    the frames are decoded before this returns (errors still wait for ``wait``)."""
+    """Start decoding ``blobs[k]`` into ``out[targets[k]]`` (and copying it on to
+    ``out[copies[k]]``) on the decode threads, while the caller goes on; wait for the
+    returned :class:`Decoding`. With one thread, or too few frames to share, the frames are
+    decoded before this returns.
+
+    Args:
+        blobs: encoded frames.
+        out: ``(N, H, W, 3)`` uint8 C-contiguous array to fill.
+        targets: ``(len(blobs),)`` positions in ``out``.
+        expected_sizes: ``(len(blobs), 2)`` ``(H, W)`` each frame must decode to;
+            frames are resized to ``out``'s ``(H, W)`` when that differs.
+        describe: ``k -> "frame f of video v (...) in root"``, for error messages.
+        threads: decode threads; 1 decodes in the calling thread.
+        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.sizes.crop_box`).
+        copies: ``copies[k]``: further positions in ``out`` that get frame ``k`` (a frame
+            that several windows of a batch need). The thread that decoded it copies it
+            at once, while it is still in that core's cache.
+
+    Raises (from :meth:`Decoding.wait`):
+        FrameDecodeError: a blob is null, not a WebP image, truncated, corrupt,
+            animated, or its header declares a size other than its expected one
+            (checked before decoding, so a huge declared canvas costs nothing).
+            With several bad frames, the first of them.
+    """
     n = len(blobs)
     sizes, places = expected_sizes.tolist(), targets.tolist()  # Python ints: cheap per frame
     out_size = out.shape[1:3]

@@ -11,7 +11,7 @@ from _roots import FRAME_SIZE, foreign_videos, hf_root, make_frames, webp, write
 from PIL import Image
 
 from hf_lvf import VideoWindows
-from hf_lvf.decode import decode_into, webp_canvas_size
+from hf_lvf.decode import start_decoding, webp_canvas_size
 from hf_lvf.errors import FrameDecodeError
 from hf_lvf.synthetic import write_synthetic_root
 
@@ -91,9 +91,9 @@ def test_threads_report_the_first_bad_frame_and_copy_repeats():
     out = np.zeros((2 * len(blobs), *FRAME_SIZE, 3), np.uint8)
     copies = [[2 * k + 1] for k in range(len(blobs))]
     targets = 2 * np.arange(len(blobs))
-    decode_into(
+    start_decoding(
         blobs, out, targets, expected_sizes=sizes, describe=describe, threads=2, copies=copies
-    )
+    ).wait()
     want = np.stack([np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in blobs])
     np.testing.assert_array_equal(out[0::2], want)
     np.testing.assert_array_equal(out[1::2], want)
@@ -101,7 +101,11 @@ def test_threads_report_the_first_bad_frame_and_copy_repeats():
     blobs[37], blobs[21], blobs[9] = b"RIFF....WEBPjunk", None, blobs[9][:40]
     for _ in range(20):
         with pytest.raises(FrameDecodeError, match=r"^frame 9 is not a valid WebP image"):
-            decode_into(blobs, out, targets, expected_sizes=sizes, describe=describe, threads=2)
+            start_decoding(
+                blobs, out, targets, expected_sizes=sizes, describe=describe, threads=2
+            ).wait()
     blobs[9] = webp(frames[9])
     with pytest.raises(FrameDecodeError, match=r"^frame 21 has no bytes"):
-        decode_into(blobs, out, targets, expected_sizes=sizes, describe=describe, threads=2)
+        start_decoding(
+            blobs, out, targets, expected_sizes=sizes, describe=describe, threads=2
+        ).wait()
