@@ -100,6 +100,50 @@ class RootLayout:
     def metadata_path(self) -> str:
         return join_uri(self.uri, METADATA_FILENAME)
 
+    # The accessors below are the video table's interface for code above this module: columns
+    # and a few top-level fields, never one Python object per video.
+
+    def __len__(self) -> int:
+        """Number of videos."""
+        return len(self.videos)
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The top-level fields of ``_metadata.json`` other than ``videos`` (``quality``,
+        ``label_names``, ``lance_version``, unknown ones...)."""
+        return {k: v for k, v in self.raw.items() if k != "videos"}
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """Per-video metadata field -> ``datasets`` dtype (see :func:`metadata_fields`)."""
+        return metadata_fields(self.videos)
+
+    def field_values(self, name: str) -> np.ndarray:
+        """``(n_videos,)`` values of metadata field ``name``, typed as :attr:`fields` says
+        (an object array of ``str`` for ``string``), placeholders where a video lacks it."""
+        dtype = self.fields[name]
+        values = [metadata_values(v, {name: dtype})[name] for v in self.videos]
+        return np.array(values, object if dtype == "string" else dtype)
+
+    @property
+    def video_fps(self) -> np.ndarray:
+        """``(n_videos,)`` float64 frame rate of each video: its entry's ``fps``, else its
+        ``metadata["fps"]``, else NaN."""
+        out = np.full(len(self.videos), np.nan)
+        for v in self.videos:
+            fps = v.extra.get("fps", v.metadata.get("fps"))
+            if isinstance(fps, (int, float)) and not isinstance(fps, bool):
+                out[v.video_idx] = fps
+        return out
+
+    def path(self, video_idx: int) -> str:
+        """The ``path`` of video ``video_idx``."""
+        return self.videos[video_idx].path
+
+    def paths_of(self, video_idx: np.ndarray) -> list[str]:
+        """The ``path`` of each of ``video_idx``."""
+        return [self.videos[v].path for v in np.asarray(video_idx).tolist()]
+
 
 def parse_metadata(text: str | bytes, *, uri: str) -> RootLayout:
     """Validate the text of a ``_metadata.json`` and return its video table.
