@@ -22,6 +22,9 @@ message naming any that moved):
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
   ``VideoWindows.to_iterable_dataset``.
+- ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: the map-style builder
+  (a ``GeneratorBasedBuilder``, for streaming) writes its reference rows as whole
+  Arrow tables through it instead of one example dict at a time.
 - ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
   ``datasets.builder.Key`` (datasets >= 5 only): looked up when used.
 """
@@ -65,6 +68,7 @@ INTERNALS = (
     ("datasets.utils.sharding", "_merge_gen_kwargs", True),
     ("datasets.utils.sharding", "_shuffle_gen_kwargs", True),
     ("datasets.utils.sharding", "_split_gen_kwargs", True),
+    ("datasets.builder", "ArrowBasedBuilder", True),  # its _prepare_split_single
 )
 # Feature types whose decoded columns keep their dtype in the numpy and torch formats.
 _WINDOW_FEATURES: list[type] = []
@@ -148,6 +152,14 @@ def _guard_factory(factory: Any, name: str, resolve: Callable[[dict[str, Any]], 
 
     dataset_module_factory._hf_lvf_guard = True
     return dataset_module_factory
+
+
+def prepare_split_from_tables(
+    builder: datasets.DatasetBuilder, gen_kwargs: dict, **kwargs: Any
+) -> Iterator[Any]:
+    """What ``builder._prepare_split_single`` yields, written from ``builder._generate_tables``
+    (``(key, pa.Table)`` pairs) the way an ``ArrowBasedBuilder`` writes them."""
+    return datasets.ArrowBasedBuilder._prepare_split_single(builder, gen_kwargs, **kwargs)
 
 
 # --- examples iterables ---------------------------------------------------------------------

@@ -27,13 +27,15 @@ the version they opened; a reader opened after it sees the new videos.
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import pyarrow.compute as pc
 
 from ._version import __version__
 from .errors import LayoutError
@@ -46,6 +48,8 @@ from .frames import (
     version_row_count,
 )
 from .layout import METADATA_FILENAME, RootLayout, read_layout
+from .layout.text import rewrite_metadata
+from .location import read_root_file
 
 logger = logging.getLogger(__name__)
 
@@ -96,12 +100,13 @@ def write_lock(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def write_metadata_atomic(root: Path, metadata: Mapping[str, Any]) -> None:
-    """Replace ``root/_metadata.json`` in one rename: a reader sees the old or the new file."""
+def write_metadata_atomic(root: Path, text: bytes) -> None:
+    """Replace ``root/_metadata.json`` with ``text`` in one rename: a reader sees the old or
+    the new file."""
     temp = root / f".{METADATA_FILENAME}.{os.getpid()}.tmp"
     try:
-        with open(temp, "w") as f:
-            f.write(json.dumps(metadata, indent=1) + "\n")
+        with open(temp, "wb") as f:
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temp, root / METADATA_FILENAME)
@@ -118,22 +123,34 @@ class AppendTarget:
         root: the root folder; workers write fragments into it.
         layout: its video table as ``_metadata.json`` describes it.
         base: the Lance version that file names.
-        next_id: the ``id`` of the first new video.
-        checksums: source checksum -> path, of the videos already in the root.
-        keys: keys of the videos already in the root.
     """
 
     root: Path
     layout: RootLayout
     base: int
-    next_id: int
-    checksums: dict[str, str] = field(default_factory=dict)
-    keys: set[str] = field(default_factory=set)
     published: bool = False
 
     @property
     def num_rows(self) -> int:
         return self.layout.num_rows
+
+    @property
+    def next_id(self) -> int:
+        """The ``id`` of the first new video."""
+        return int(self.layout.ids.max()) + 1
+
+    @functools.cached_property
+    def checksums(self) -> dict[str, str]:
+        """Source checksum -> path, of the videos already in the root that record one."""
+        table = self.layout.table.filter(pc.is_valid(self.layout.table.column("checksum")))
+        checksums, paths = table.column("checksum").to_pylist(), table.column("path").to_pylist()
+        return dict(zip(checksums, paths, strict=True))
+
+    @functools.cached_property
+    def keys(self) -> frozenset[str]:
+        """Keys of the videos already in the root (a video without one: its path)."""
+        table = self.layout.table
+        return frozenset(pc.coalesce(table.column("key"), table.column("path")).to_pylist())
 
     def commit(
         self,
@@ -142,47 +159,50 @@ class AppendTarget:
         *,
         n_skipped: int = 0,
         lineage: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> bytes:
         """Commit the new videos' fragments, then publish the extended ``_metadata.json``.
 
         ``entries`` are the new videos' entries, ``start_row`` counted from
-        :attr:`num_rows`. Returns the new metadata.
+        :attr:`num_rows`. Returns the new file's text.
         """
-        metadata = extend_metadata(self.layout.raw, entries, n_skipped=n_skipped, lineage=lineage)
+        old = read_root_file(str(self.root))  # unchanged: this process holds the write lock
+        where = self.layout.metadata_path
         if pinned_version(self.layout) is None:
             # A root from another tool or an older hf_lvf: record the version its file
             # describes first (same content otherwise), so that a kill after the commit
             # below leaves a file that still names the version it describes.
-            write_metadata_atomic(self.root, {**self.layout.raw, LANCE_VERSION_FIELD: self.base})
+            pinned = {LANCE_VERSION_FIELD: self.base}
+            write_metadata_atomic(self.root, rewrite_metadata(old, where=where, updates=pinned))
         version = commit_append(self.root, fragments, base=self.base)
-        metadata[LANCE_VERSION_FIELD] = version
-        write_metadata_atomic(self.root, metadata)
+        updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
+        updates[LANCE_VERSION_FIELD] = version
+        text = rewrite_metadata(old, where=where, updates=updates, new_entries=entries)
+        write_metadata_atomic(self.root, text)
         self.published = True
         logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
-        return metadata
+        return text
 
 
-def extend_metadata(
-    raw: Mapping[str, Any],
+def _grown_fields(
+    layout: RootLayout,
     entries: list[dict[str, Any]],
     *,
     n_skipped: int = 0,
     lineage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A root's ``_metadata.json`` with ``entries`` added: every other field is kept."""
-    metadata = dict(raw)
-    videos = [*raw["videos"], *entries]
-    num_rows = sum(v["T"] for v in videos)
-    metadata.update(videos=videos, num_rows=num_rows, total_rows=num_rows, n_videos=len(videos))
-    metadata["n_skipped"] = int(raw.get("n_skipped") or 0) + n_skipped
-    old_lineage = raw.get("lineage")
+    """The top-level fields of a root's ``_metadata.json`` that ``entries`` added to it change."""
+    header = layout.header
+    num_rows = layout.num_rows + sum(v["T"] for v in entries)
+    fields = {"num_rows": num_rows, "total_rows": num_rows, "n_videos": len(layout) + len(entries)}
+    fields["n_skipped"] = int(header.get("n_skipped") or 0) + n_skipped
+    old_lineage = header.get("lineage")
     merged = dict(old_lineage) if isinstance(old_lineage, Mapping) else {}
     merged["appends"] = [
         *merged.get("appends", []),
         {"writer": f"hf_lvf {__version__}", "videos": len(entries), **dict(lineage or {})},
     ]
-    metadata["lineage"] = merged
-    return metadata
+    fields["lineage"] = merged
+    return fields
 
 
 @contextlib.contextmanager
@@ -212,14 +232,7 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
         removed = remove_unreferenced_data(root, base)
         if removed:
             logger.info("removed %d data files left by interrupted appends", len(removed))
-        target = AppendTarget(
-            root=root,
-            layout=layout,
-            base=base,
-            next_id=max(v.id for v in layout.videos) + 1,
-            checksums={v.checksum: v.path for v in layout.videos if v.checksum},
-            keys={v.key if v.key is not None else v.path for v in layout.videos},
-        )
+        target = AppendTarget(root=root, layout=layout, base=base)
         try:
             yield target
         except BaseException:

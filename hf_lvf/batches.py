@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from .decode import Decoding, start_decoding
 from .frames import FrameReader
-from .layout import VideoInfo
+from .layout import RootLayout
 from .sizes import Crop
 
 _EMPTY_ROWS = np.empty(0, np.int64)
@@ -57,7 +57,7 @@ class FrameBatches:
 
     Args:
         reader: reads the encoded frames.
-        videos: the root's video table (for error messages).
+        layout: the root's video table (for error messages).
         start_rows: ``(num_videos,)`` first Lance row of each video.
         sizes: ``(num_videos, 2)`` ``(H, W)`` each video's frames must decode to.
         out_size: ``(H, W)`` of every output frame (frames of other sizes are resized).
@@ -72,7 +72,7 @@ class FrameBatches:
         self,
         reader: FrameReader,
         *,
-        videos: Sequence[VideoInfo],
+        layout: RootLayout,
         start_rows: np.ndarray,
         sizes: np.ndarray,
         out_size: tuple[int, int],
@@ -83,7 +83,7 @@ class FrameBatches:
     ):
         self.reader = reader
         self.strip_frames = strip_frames
-        self._videos = videos
+        self._layout = layout
         self._start_rows = start_rows
         self._sizes = sizes
         self._out_size = out_size
@@ -231,10 +231,10 @@ class FrameBatches:
         row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
 
         def describe(k: int) -> str:
-            info = self._videos[int(row_video[k])]
-            frame_idx = int(rows[k]) - info.start_row
+            v = int(row_video[k])
+            frame_idx = int(rows[k]) - int(self._start_rows[v])
             return (
-                f"frame {frame_idx} of video {info.video_idx} ({info.path!r}, Lance row "
+                f"frame {frame_idx} of video {v} ({self._layout.path(v)!r}, Lance row "
                 f"{int(rows[k])}) in root {self._uri!r}"
             )
 

@@ -33,25 +33,30 @@ opened lazily by whichever process reads frames (pylance is not fork-safe).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import itertools
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
+import pyarrow as pa
 
-from ._datasets import TypedExamplesIterable, make_key, register_packaged_module
+from ._datasets import (
+    TypedExamplesIterable,
+    make_key,
+    prepare_split_from_tables,
+    register_packaged_module,
+)
 from ._feature import WindowVideo, process_view
 from ._feature import register as _register_feature
 from ._version import __version__
 from .iterable import READ_BATCH, default_num_shards, window_ranges
-from .layout import SAMPLE_KEYS, RootLayout, metadata_fields, metadata_values, read_layout
+from .layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
 from .location import (
     download_root,
     expand_data_files,
@@ -68,8 +73,8 @@ from .windows import VideoWindows
 logger = logging.getLogger(__name__)
 
 BUILDER_NAME = "hf_lvf"
-# Map-style rows are built this many at a time, so a huge shard never sits in memory whole.
-_REFERENCE_CHUNK = 1024
+# Map-style rows are written this many at a time, as one Arrow table each.
+_REFERENCE_CHUNK = 65536
 
 
 @dataclass(kw_only=True)
@@ -181,6 +186,12 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         return tuple(read_layout(u, storage_options=self._root_options or None) for u in uris)
 
     @functools.cached_property
+    def _fields(self) -> dict[str, str]:
+        """The metadata fields of all roots together: a root may lack a field another has, or
+        type it otherwise (int here, float there), so values follow the combined fields."""
+        return combined_fields(self._layouts)
+
+    @functools.cached_property
     def _views(self) -> tuple[VideoWindows, ...]:
         """One core view per root (no Lance: plans and checks from the metadata only)."""
         views = []
@@ -191,6 +202,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                     self.config.params,
                     sizing=self.config.sizing,
                     storage_options=self._root_options or None,
+                    fields=self._fields,
                 )
             )
         sizes = {v.frame_size for v in views}
@@ -205,7 +217,6 @@ class HfLvf(datasets.GeneratorBasedBuilder):
     def _features(self, *, references: bool) -> datasets.Features:
         view = self._views[0]
         core = view.features
-        fields = metadata_fields([video for v in self._views for video in v.videos])
         features = {name: core[name] for name in SAMPLE_KEYS}
         if references:
             features["video"] = WindowVideo(
@@ -215,7 +226,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 crop=self.config.crop,
                 max_frame_pixels=self.config.max_frame_pixels,
             )
-        features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
+        features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
         return datasets.Features(features)
 
     # --- datasets hooks -----------------------------------------------------------------
@@ -240,11 +251,9 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             generators.append(
                 datasets.SplitGenerator(
                     name=split,
-                    gen_kwargs={
-                        "shards": shards,
-                        "layouts": self._layouts,
-                        "references": not streaming,
-                    },
+                    # Layouts pickle as their location and the identity of their metadata:
+                    # workers map the cached video table instead of receiving it.
+                    gen_kwargs={"shards": shards, "layouts": self._layouts},
                 )
             )
         return generators
@@ -276,38 +285,57 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         self,
         shards: list[tuple[int, int, int, int]],
         layouts: tuple[RootLayout, ...],
-        references: bool,
         skip: int = 0,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The examples of ``shards``, less the first ``skip`` of the first (streaming resume)."""
-        # The metadata fields of all roots: a root may lack a field another has, or type it
-        # differently (int here, float there), so values are set from the combined fields.
-        fields = metadata_fields([video for layout in layouts for video in layout.videos])
-        options = self._root_options
+        """Streaming: the examples of ``shards``, less the first ``skip`` of the first."""
         # Consecutive shards of one root are read as one sequence, so that the read-ahead
         # runs across their boundaries; keys still count per shard.
         for root, group in itertools.groupby(shards, key=lambda shard: shard[1]):
             group = [(shard_id, lo, hi) for shard_id, _, lo, hi in group]
-            videos = layouts[root].videos
-            view = _view(layouts[root], self.config.params, self.config.sizing, options)
+            view = self._view(layouts[root])
             if skip:
                 shard_id, lo, hi = group[0]
                 group[0] = (shard_id, min(lo + skip, hi), hi)
             indices = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in group])
-            rows = (
-                _reference_rows(view, root, indices)
-                if references
-                else view.iter_samples(indices, batch_size=READ_BATCH)
-            )
+            rows = view.iter_samples(indices, batch_size=READ_BATCH)
             try:
                 for shard_id, lo, hi in group:
                     for example_idx in range(hi - lo):
-                        row = next(rows)
-                        row.update(metadata_values(videos[row["video_idx"]], fields))
-                        yield make_key(shard_id, example_idx + skip), row
+                        yield make_key(shard_id, example_idx + skip), next(rows)
                     skip = 0
             finally:
                 rows.close()
+
+    def _generate_tables(
+        self, shards: list[tuple[int, int, int, int]], layouts: tuple[RootLayout, ...]
+    ) -> Iterator[tuple[Any, pa.Table]]:
+        """Map-style: the rows of ``shards`` (references, no pixels) as Arrow tables."""
+        schema = self.info.features.arrow_schema
+        for shard_id, root, lo, hi in shards:
+            view = self._view(layouts[root])
+            for batch, start in enumerate(range(lo, hi, _REFERENCE_CHUNK)):
+                idx = np.arange(start, min(start + _REFERENCE_CHUNK, hi), dtype=np.int64)
+                yield make_key(shard_id, batch), _reference_table(view, root, idx, schema)
+
+    def _prepare_split_single(self, gen_kwargs: dict, **kwargs: Any) -> Iterator[Any]:
+        # Map-style: whole Arrow tables of references, not one example dict at a time.
+        kwargs.pop("split_info", None)
+        yield from prepare_split_from_tables(self, gen_kwargs, **kwargs)
+
+    def _view(self, layout: RootLayout) -> VideoWindows:
+        """The reading view of a root in this process: opened lazily where the frames are
+        read, kept so that consecutive shards of a worker reuse the frames they share."""
+        params, sizing, fields = self.config.params, self.config.sizing, self._fields
+        options = self._root_options or None
+        # A root that grew is another view: its metadata's identity is part of the key.
+        key = ("stream", layout.uri, layout.source.identity, params, sizing)
+        key += (tuple(sorted((options or {}).items())), tuple(fields.items()))
+        return process_view(
+            key,
+            lambda: VideoWindows.from_layout(
+                layout, params, sizing=sizing, storage_options=options, fields=fields
+            ),
+        )
 
 
 def _shard_length(gen_kwargs: dict) -> int:
@@ -321,36 +349,29 @@ _MISSING_DATA = (
 )
 
 
-def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Iterator[dict[str, Any]]:
-    """Map-style rows: what identifies each window, no pixels (built a chunk at a time)."""
-    for lo in range(0, len(indices), _REFERENCE_CHUNK):
-        chunk = indices[lo : lo + _REFERENCE_CHUNK]
-        video_idx, start_frame = view.plan.locate(chunk)
-        references = [
-            {"root": root, "video_idx": v, "start_frame": start}
-            for v, start in zip(video_idx.tolist(), start_frame.tolist(), strict=True)
-        ]
-        frame_indices = view.plan.frame_indices(start_frame)
-        yield from view._samples(chunk, video_idx, start_frame, frame_indices, references)
-
-
-# One reading view per root and parameters per process: opened lazily where the frames are read,
-# kept so that consecutive shards of a worker reuse the frames they share.
-def _view(
-    layout: RootLayout,
-    params: WindowParams,
-    sizing: FrameSizing,
-    storage_options: Mapping[str, str] | None,
-) -> VideoWindows:
-    options = tuple(sorted((storage_options or {}).items()))
-    # A root that grew is another view: the version its metadata names is part of the key.
-    key = ("stream", layout.uri, layout.raw.get("lance_version"), params, sizing, options)
-    return process_view(
-        key,
-        lambda: VideoWindows.from_layout(
-            layout, params, sizing=sizing, storage_options=storage_options or None
-        ),
+def _reference_table(view: VideoWindows, root: int, idx: np.ndarray, schema: pa.Schema) -> pa.Table:
+    """Map-style rows of windows ``idx``: what identifies each window, no pixels, as columns."""
+    video_idx, start_frame = view.plan.locate(idx)
+    frame_indices = view.plan.frame_indices(start_frame).astype(np.int32)
+    video_idx32, start32 = video_idx.astype(np.int32), start_frame.astype(np.int32)
+    reference = pa.StructArray.from_arrays(
+        [pa.array(np.full(len(idx), root, np.int32)), video_idx32, start32],
+        names=["root", "video_idx", "start_frame"],
     )
+    columns = {
+        "video": reference,
+        "video_idx": video_idx32,
+        "filename": view.layout.table.column("path").take(video_idx),
+        "start_frame": start32,
+        "frame_indices": pa.FixedSizeListArray.from_arrays(
+            frame_indices.reshape(-1), frame_indices.shape[1]
+        ),
+        "sample_idx": idx,
+    }
+    fields = view.metadata_fields
+    for name, dtype in fields.items():
+        columns[name] = view.layout.field_column(name, dtype, video_idx)
+    return pa.Table.from_pydict({n: columns[n] for n in schema.names}).cast(schema)
 
 
 def _download_layouts(
@@ -367,7 +388,7 @@ def _download_layouts(
             out.append(layout)
             continue
         local = download_root(layout.uri, token=token if isinstance(token, str) else None)
-        out.append(dataclasses.replace(layout, uri=str(local)))
+        out.append(layout.with_uri(str(local)))
     return tuple(out)
 
 
@@ -378,9 +399,9 @@ def _code_hash() -> str:
     """Hash of the code that decides what the cache holds: new code, new cache."""
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
-    names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "layout.py")
-    names += ("samples.py", "sizes.py")
-    for name in (*names, "windows.py"):
+    names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "samples.py")
+    names += ("sizes.py", "windows.py", "layout/parse.py", "layout/table.py")
+    for name in names:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 

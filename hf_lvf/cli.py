@@ -146,7 +146,7 @@ def _merge(args: argparse.Namespace) -> int:
     layout = read_layout(str(dest))
     rows = [
         ("root", str(dest)),
-        ("videos", str(len(layout.videos))),
+        ("videos", str(len(layout))),
         ("frames", str(layout.num_rows)),
         ("time", f"{time.perf_counter() - started:.2f} s"),
     ]

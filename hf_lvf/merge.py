@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._version import __version__
 from .errors import LayoutError, SkippedVideoWarning
@@ -21,7 +22,7 @@ from .frames import (
     scan_frame_bytes,
     write_frame_table,
 )
-from .layout import RootLayout, read_layout
+from .layout import RootLayout, raw_entry_objects, read_layout
 from .location import is_hub_uri, pin_root
 from .writer import atomic_root, write_metadata
 
@@ -104,44 +105,63 @@ class _Plan:
         self.new_ids: list[np.ndarray] = []  # per root: new id per video, -1 = dropped
 
 
+def _first_of_each(values: pa.Array) -> np.ndarray:
+    """For each position, whether it holds the first occurrence of its (non-null) value."""
+    codes = pc.dictionary_encode(values).indices.to_numpy(zero_copy_only=False)
+    valid = ~np.asarray(values.is_null())
+    first = np.zeros(len(values), bool)
+    _, where = np.unique(np.where(valid, codes, -1), return_index=True)
+    first[where] = True
+    return first | ~valid
+
+
 def _plan(layouts: list[RootLayout]) -> _Plan:
+    """Which videos the merge keeps (a repeated checksum is skipped), their new ids and rows,
+    from the columns of all roots at once."""
+    tables = [layout.table.select(["id", "T", "key", "path", "checksum"]) for layout in layouts]
+    table = pa.concat_tables(tables).combine_chunks()
+    root = np.repeat(np.arange(len(layouts)), [len(layout) for layout in layouts])
+    keep = _first_of_each(table.column("checksum").chunk(0))
+    checksums, paths = table.column("checksum"), table.column("path")
+    for v in np.flatnonzero(~keep):
+        first = int(np.flatnonzero(pc.equal(checksums, checksums[int(v)]).to_numpy(False))[0])
+        warnings.warn(
+            f"skipped video {paths[int(v)].as_py()!r} of root {layouts[root[v]].uri!r}: the same "
+            f"source (checksum) is already merged as {paths[first].as_py()!r}",
+            SkippedVideoWarning,
+            stacklevel=3,
+        )
+    kept = np.flatnonzero(keep)
+    keys = pc.coalesce(table.column("key"), paths).take(kept).combine_chunks()
+    unique = _first_of_each(keys)
+    if not unique.all():
+        v = int(np.flatnonzero(~unique)[0])
+        first = int(np.flatnonzero(pc.equal(keys, keys[v]).to_numpy(False))[0])
+        raise ValueError(
+            f"video key {keys[v].as_py()!r} is in root {layouts[root[kept[first]]].uri!r} and in "
+            f"root {layouts[root[kept[v]]].uri!r}; keys must be unique in a root"
+        )
+    offsets = np.cumsum([0] + [int(layout.ids.max()) + 1 for layout in layouts])[:-1]
+    new_ids = np.where(keep, table.column("id").to_numpy() + offsets[root], -1)
+    frames = table.column("T").to_numpy()[kept]
+    starts = np.concatenate([[0], np.cumsum(frames)[:-1]]).tolist()
     plan = _Plan()
-    keys: dict[str, str] = {}
-    checksums: dict[str, str] = {}
-    offset, start_row = 0, 0
-    for layout in layouts:
-        new_ids = np.full(len(layout.videos), -1, np.int64)
-        for video, raw in zip(layout.videos, layout.raw["videos"], strict=True):
-            key = video.key if video.key is not None else video.path
-            if video.checksum and video.checksum in checksums:
-                warnings.warn(
-                    f"skipped video {video.path!r} of root {layout.uri!r}: the same source "
-                    f"(checksum) is already merged as {checksums[video.checksum]!r}",
-                    SkippedVideoWarning,
-                    stacklevel=3,
-                )
-                continue
-            if key in keys:
-                raise ValueError(
-                    f"video key {key!r} is in root {keys[key]!r} and in root {layout.uri!r}; "
-                    "keys must be unique in a root"
-                )
-            keys[key] = layout.uri
-            if video.checksum:
-                checksums[video.checksum] = video.path
-            new_ids[video.video_idx] = offset + video.id
-            plan.entries.append({**raw, "id": offset + video.id, "start_row": start_row})
-            start_row += video.num_frames
-        offset += max(v.id for v in layout.videos) + 1
-        plan.new_ids.append(new_ids)
+    bounds = np.cumsum([0] + [len(layout) for layout in layouts])
+    plan.new_ids = [new_ids[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    entries = [e for layout in layouts for e in raw_entry_objects(layout)]
+    plan.entries = [
+        {**entries[v], "id": i, "start_row": start}
+        for v, i, start in zip(kept.tolist(), new_ids[kept].tolist(), starts, strict=True)
+    ]
     return plan
 
 
 def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -> dict[str, Any]:
-    first = layouts[0].raw
+    headers = [layout.header for layout in layouts]
+    first = headers[0]
     metadata = {k: v for k, v in first.items() if k not in (LANCE_VERSION_FIELD, "lineage")}
     for name in _SHARED_FIELDS:
-        values = [layout.raw.get(name) for layout in layouts]
+        values = [header.get(name) for header in headers]
         if name == "label_names" and any(v != values[0] for v in values):
             raise ValueError(
                 f"the roots have different label_names ({values!r}); their labels would not "
@@ -155,18 +175,18 @@ def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -
         num_rows=num_rows,
         total_rows=num_rows,
         n_videos=len(entries),
-        n_skipped=sum(int(layout.raw.get("n_skipped") or 0) for layout in layouts),
+        n_skipped=sum(int(header.get("n_skipped") or 0) for header in headers),
         lineage={
             "writer": f"hf_lvf {__version__}",
             "merged_from": [
                 {
                     "uri": layout.uri,
                     LANCE_VERSION_FIELD: pinned_version(layout),
-                    "n_videos": len(layout.videos),
-                    **{name: layout.raw[name] for name in _SHARED_FIELDS if name in layout.raw},
-                    "lineage": layout.raw.get("lineage"),
+                    "n_videos": len(layout),
+                    **{name: header[name] for name in _SHARED_FIELDS if name in header},
+                    "lineage": header.get("lineage"),
                 }
-                for layout in layouts
+                for layout, header in zip(layouts, headers, strict=True)
             ],
         },
     )

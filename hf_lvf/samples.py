@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .layout import VideoInfo, metadata_values
+from .layout import RootLayout
 
 if TYPE_CHECKING:
     import datasets
@@ -38,7 +38,7 @@ def sample_features(
 
 
 def build_samples(
-    videos: Sequence[VideoInfo],
+    layout: RootLayout,
     fields: Mapping[str, str],
     idx: np.ndarray,
     video_idx: np.ndarray,
@@ -48,25 +48,21 @@ def build_samples(
 ) -> list[dict[str, Any]]:
     """Sample dicts in FORMAT.md's key order, ``video[b]`` as the ``video`` of sample ``b``.
 
+    The per-video values come from ``layout``'s columns, taken for the whole batch at once.
     A metadata field the video lacks (or holds as ``null``) takes its dtype's
     placeholder (:data:`hf_lvf.layout.MISSING_VALUES`), so samples always collate.
     """
-    samples = []
-    for b, (v, start, frames) in enumerate(
-        zip(video_idx.tolist(), start_frame.tolist(), frame_indices.tolist(), strict=True)
-    ):
-        info = videos[v]
-        sample = {
-            "video": video[b],
-            "video_idx": v,
-            "filename": info.path,
-            "start_frame": start,
-            "frame_indices": frames,
-            "sample_idx": int(idx[b]),
-        }
-        sample.update(metadata_values(info, fields))
-        samples.append(sample)
-    return samples
+    columns = {
+        "video": video,
+        "video_idx": video_idx.tolist(),
+        "filename": layout.paths_of(video_idx),
+        "start_frame": start_frame.tolist(),
+        "frame_indices": frame_indices.tolist(),
+        "sample_idx": idx.tolist(),
+        **layout.metadata_columns(fields, video_idx),
+    }
+    names = list(columns)
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
 __all__ = ["build_samples", "sample_features"]

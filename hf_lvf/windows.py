@@ -7,7 +7,6 @@ read per batch -> decode each needed frame once -> samples.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,7 +17,7 @@ import numpy as np
 from .batches import FrameBatches, ReadAhead, plan_strips
 from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
-from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
+from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from .location import lance_location, pin_root
 from .plan import SegmentPlan, WindowParams, plan_windows
 from .samples import build_samples, sample_features
@@ -34,7 +33,9 @@ if TYPE_CHECKING:
     import datasets
 
 # What a pickled view carries, in the order of VideoWindows._setup's arguments.
+# The layout pickles as its location and metadata identity (the table stays in the cache).
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
+_PICKLED += ("fields",)
 # hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
@@ -145,17 +146,21 @@ class VideoWindows:
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
         fetch_ahead: FetchAhead | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> VideoWindows:
         """Build a view over an already read layout (front ends that read it once); ``sizing``
-        (all the size options) or ``frame_size`` (only that) says how to size frames."""
+        (all the size options) or ``frame_size`` (only that) says how to size frames;
+        ``fields`` types the metadata as several roots together do (default: this root's)."""
         if sizing is not None and frame_size is not None:
             raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead)
+        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead, fields)
         return self
 
-    def _setup(self, layout, params, sizing, storage_options, decode_threads, fetch) -> None:
+    def _setup(
+        self, layout, params, sizing, storage_options, decode_threads, fetch, fields=None
+    ) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
         self._fetch_ahead = FetchAhead.of(fetch)
         self._layout = layout
@@ -172,7 +177,7 @@ class VideoWindows:
             )
         self._start_rows = layout.start_rows
         self._sizes = layout.frame_sizes
-        self._fields = metadata_fields(layout.videos)
+        self._fields = dict(layout.fields if fields is None else fields)
         frame_size = sizing.frame_size or common_frame_size(
             self._sizes[self._plan.windows_per_video > 0], f"the videos of root {layout.uri!r}"
         )
@@ -188,10 +193,10 @@ class VideoWindows:
         if layout.uri.startswith("hf://"):
             # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
             uri, reader_options = lance_location(layout.uri, self._storage_options)
-            reader_layout = dataclasses.replace(layout, uri=uri)
+            reader_layout = layout.with_uri(uri)
         self._frames = FrameBatches(
             FrameReader(reader_layout, reader_options),
-            videos=layout.videos,
+            layout=layout,
             start_rows=self._start_rows,
             sizes=self._sizes,
             out_size=self._out_size,
@@ -231,8 +236,9 @@ class VideoWindows:
         return self._layout
 
     @property
-    def videos(self) -> tuple[VideoInfo, ...]:
-        """The root's video table, in ``video_idx`` order."""
+    def videos(self) -> Sequence[VideoInfo]:
+        """The root's entries, in ``video_idx`` order, each made on request (for the
+        columns, use :attr:`layout`)."""
         return self._layout.videos
 
     @property
@@ -271,7 +277,7 @@ class VideoWindows:
         v = int(video_idx[0])
         return {
             "video_idx": v,
-            "filename": self._layout.videos[v].path,
+            "filename": self._layout.path(v),
             "start_frame": int(start[0]),
             "frame_indices": self._plan.frame_indices(start)[0].tolist(),
         }
@@ -307,7 +313,7 @@ class VideoWindows:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
         ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
         the map-style builder): :func:`hf_lvf.samples.build_samples` of this root."""
-        return build_samples(self._layout.videos, self._fields, *columns)
+        return build_samples(self._layout, self._fields, *columns)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -27,6 +26,7 @@ from .append import WriteMode, appending, resolve_mode, write_lock
 from .decode import encode_webp
 from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
+from .layout.text import encode_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def build_metadata(
 
 
 def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> None:
-    (folder / METADATA_FILENAME).write_text(json.dumps(metadata, indent=1) + "\n")
+    (folder / METADATA_FILENAME).write_bytes(encode_metadata(metadata))
 
 
 # --- atomic publication ---
@@ -287,7 +287,7 @@ def write_frames(
     entries: list[dict[str, Any]] = []
     if mode == "append":
         with appending(root) as target:
-            check_same_setting(target.layout.raw, "quality", quality)
+            check_same_setting(target.layout.header, "quality", quality)
             batches = _video_batches(
                 videos,
                 entries,

@@ -35,6 +35,8 @@ atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
 for _name in CLIENT_ENV_DROPPED:
     os.environ.pop(_name, None)
 os.environ.update(client_environment(HUB_ENDPOINT, _HF_HOME))
+# hf_lvf's cache of parsed video tables: one per test session, never the user's.
+os.environ["HF_LVF_CACHE"] = os.path.join(_HF_HOME, "hf_lvf")
 
 
 @pytest.fixture(scope="session")

@@ -73,7 +73,7 @@ def test_foreign_layout(foreign):
         extra={"x_tool_note": {"shot": 2, "tags": ["a", "b"]}},
     )
     # Unknown fields are kept, at the top level and per video.
-    assert layout.raw["producer"] == {"name": "other-tool", "version": "9"}
+    assert layout.header["producer"] == {"name": "other-tool", "version": "9"}
     assert video.to_json()["x_tool_note"] == {"shot": 2, "tags": ["a", "b"]}
     assert len(lance.dataset(str(foreign)).get_fragments()) > 1
 

@@ -52,20 +52,21 @@ def render_preview(
         else read_layout(os.fspath(root), storage_options=storage_options)
     )
     videos = _preview_videos(layout, max_videos)
-    first = layout.videos[videos[0]]
+    first_height, first_width = (int(s) for s in layout.frame_sizes[videos[0]])
     if tile_width is None:
-        tile_width = min(max(2 * first.width, 128), 192)
-    tile_height = max(1, round(tile_width * first.height / first.width))
+        tile_width = min(max(2 * first_width, 128), 192)
+    tile_height = max(1, round(tile_width * first_height / first_width))
     windows = VideoWindows.from_layout(
         layout,
         WindowParams(window_length=1),
         frame_size=(tile_height, tile_width),
         storage_options=storage_options,
     )
-    columns = min(frames_per_video, max(layout.videos[v].num_frames for v in videos))
+    lengths = layout.num_frames
+    columns = min(frames_per_video, int(lengths[videos].max()))
     picks = []
     for v in videos:
-        num_frames = layout.videos[v].num_frames
+        num_frames = int(lengths[v])
         frames = np.unique(
             np.linspace(0, num_frames - 1, min(columns, num_frames)).round().astype(np.int64)
         )
@@ -94,8 +95,8 @@ def render_preview(
 
 
 def _preview_videos(layout: RootLayout, max_videos: int) -> list[int]:
-    candidates = [v.video_idx for v in layout.videos if v.num_frames > 0]
+    candidates = np.flatnonzero(layout.num_frames > 0)
     if len(candidates) <= max_videos:
-        return candidates
+        return candidates.tolist()
     picks = np.linspace(0, len(candidates) - 1, max_videos).round().astype(int)
-    return [candidates[i] for i in dict.fromkeys(picks.tolist())]
+    return [int(candidates[i]) for i in dict.fromkeys(picks.tolist())]

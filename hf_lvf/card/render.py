@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..layout import metadata_fields, read_layout
+from ..layout import combined_fields, read_layout
 from ..location import pin_root
 
 if TYPE_CHECKING:
@@ -279,9 +279,9 @@ def _context(
     for s in stats:
         sizes.update(s["sizes"])
     try:
-        fields = metadata_fields([v for r in roots for v in r.layout.videos])
+        fields = combined_fields(r.layout for r in roots)
     except ValueError:  # roots that disagree on a field's type: describe the first one's
-        fields = metadata_fields(roots[0].layout.videos)
+        fields = roots[0].layout.fields
     frame_size, crop = options.frame_size, "none"
     if frame_size is None and len(sizes) > 1:
         frame_size = sizes.most_common(1)[0][0]
@@ -324,7 +324,7 @@ def _context(
         "label_header": label_header,
         "label_rows": label_rows,
         "other_fields": ", ".join(other),
-        "quality": _common(r.layout.raw.get("quality") for r in roots),
+        "quality": _common(r.layout.header.get("quality") for r in roots),
     }
 
 
@@ -339,7 +339,7 @@ def _default_name(roots: Sequence[CardRoot], options: CardOptions) -> str:
 
 def _root_context(root: CardRoot) -> dict[str, Any]:
     where = f"`{root.path_in_repo}`" if root.path_in_repo else "the root"
-    num_videos = len(root.layout.videos)
+    num_videos = len(root.layout)
     shown = min(4, num_videos)
     which = (
         "the video"

@@ -6,6 +6,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..layout import FieldKinds, RootLayout
 from ..plan import plan_windows
 from .options import CardOptions, CardRoot
 
@@ -42,18 +47,20 @@ def _stats(root: CardRoot, options: CardOptions) -> dict[str, Any]:
     layout = root.layout
     num_frames = layout.num_frames
     plan = plan_windows(num_frames, options.params)
-    sizes = Counter((v.height, v.width) for v in layout.videos)
-    fps = [_fps(v.metadata) for v in layout.videos]
-    seconds = [t / f for t, f in zip(num_frames.tolist(), fps, strict=True) if f]
+    distinct, counts = np.unique(layout.frame_sizes, axis=0, return_counts=True)
+    sizes = Counter({(int(h), int(w)): int(c) for (h, w), c in zip(distinct, counts, strict=True)})
+    fps = _fps(layout)
+    known = ~np.isnan(fps)
+    seconds = num_frames[known] / fps[known]
     stats = {
-        "num_videos": len(layout.videos),
+        "num_videos": len(layout),
         "num_frames": int(num_frames.sum()),
         "num_windows": len(plan),
         "windows_per_video": plan.windows_per_video,
         "sizes": sizes,
-        "fps": [f for f in fps if f],
-        "seconds": float(sum(seconds)),
-        "videos_with_fps": len(seconds),
+        "fps": np.unique(fps[known]).tolist(),
+        "seconds": float(seconds.sum()),
+        "videos_with_fps": int(known.sum()),
         "min_frames": int(num_frames.min()),
         "max_frames": int(num_frames.max()),
     }
@@ -61,11 +68,12 @@ def _stats(root: CardRoot, options: CardOptions) -> dict[str, Any]:
     return stats
 
 
-def _fps(metadata: Mapping[str, Any]) -> float | None:
-    value = metadata.get("fps")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        return None
-    return float(value)
+def _fps(layout: RootLayout) -> np.ndarray:
+    """Each video's ``metadata["fps"]`` where it is a positive number, else NaN."""
+    if layout.field_kinds.get("fps", FieldKinds(frozenset(), 0)).kinds - {"int", "float"}:
+        return np.full(len(layout), np.nan)
+    fps = layout.field_column("fps", "float64").to_numpy(zero_copy_only=False)
+    return np.where(fps > 0, fps, np.nan)
 
 
 def _param_rows(options: CardOptions, frame_size: tuple[int, int] | None) -> list[dict[str, str]]:
@@ -182,12 +190,18 @@ def _label_table(roots: Sequence[CardRoot], label_field: str) -> tuple[list[str]
     counts: dict[str, Counter] = {}
     seen_label = False
     for root in roots:
-        for video in root.layout.videos:
-            split = video.metadata.get("split")
-            split = str(split) if split not in (None, "") else root.split
-            label = video.metadata.get(label_field)
-            seen_label = seen_label or label is not None
-            counts.setdefault(split, Counter())[label] += 1
+        layout = root.layout
+        n = len(layout)
+        split = layout.field_raw("split")
+        split = pc.cast(split, pa.string()) if split is not None else pa.nulls(n, pa.string())
+        split = pc.fill_null(split, "")
+        split = pc.if_else(pc.equal(split, ""), root.split, split)
+        label = layout.field_raw(label_field)
+        label = label if label is not None else pa.nulls(n, pa.string())
+        seen_label = seen_label or label.null_count < n
+        pairs = pa.table({"split": split, "label": label}).group_by(["split", "label"])
+        for row in pairs.aggregate([([], "count_all")]).to_pylist():
+            counts.setdefault(row["split"], Counter())[row["label"]] += row["count_all"]
     if not seen_label:
         return [], []
     splits = sorted(counts, key=_split_order)

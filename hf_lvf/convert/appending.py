@@ -69,7 +69,7 @@ def _plan_append(
         ValueError: the conversion settings or labels differ from the root's, or a new
             video's key is taken by a different video of the root.
     """
-    raw = target.layout.raw
+    raw = target.layout.header
     check_same_setting(raw, "quality", options.quality)
     check_same_setting(raw, "resize", _recorded_resize(options))
     check_same_setting(raw, "crop", options.crop)

@@ -171,18 +171,18 @@ class FrameReader(AheadReads):
         layout = self._layout
         start_rows = layout.start_rows
         video = np.searchsorted(start_rows, rows, side="right") - 1
-        ids = np.fromiter((v.id for v in layout.videos), np.int64, len(layout.videos))
+        ids = layout.ids
         got_ids = table.column("video_id").to_numpy(zero_copy_only=False)
         got_frames = table.column("frame_idx").to_numpy(zero_copy_only=False)
         frames = rows - start_rows[video]
         bad = np.flatnonzero((got_ids != ids[video]) | (got_frames != frames))
         if bad.size:
             k = int(bad[0])
-            info = layout.videos[int(video[k])]
+            v = int(video[k])
             raise LayoutError(
                 f"Lance row {int(rows[k])} of root {layout.uri!r} holds video_id "
                 f"{got_ids[k]}, frame_idx {got_frames[k]}, but _metadata.json places frame "
-                f"{int(frames[k])} of video {info.video_idx} ({info.path!r}, id {info.id}) there: "
+                f"{int(frames[k])} of video {v} ({layout.path(v)!r}, id {int(ids[v])}) there: "
                 "the rows are not in (video, frame) order (FORMAT.md: frame f of video v is row "
                 "start_row + f)"
             )
@@ -197,7 +197,7 @@ LANCE_VERSION_FIELD = "lance_version"
 def pinned_version(layout: RootLayout) -> int | None:
     """The Lance version ``layout``'s ``_metadata.json`` names, or ``None`` (the latest:
     roots written by other tools, or by hf_lvf before it recorded the version)."""
-    version = layout.raw.get(LANCE_VERSION_FIELD)
+    version = layout.header.get(LANCE_VERSION_FIELD)
     if version is None:
         return None
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:

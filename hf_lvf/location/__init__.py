@@ -11,7 +11,7 @@ for a folder without ``_metadata.json``), with a one-line message that says what
 to do; the original is chained.
 """
 
-from .files import join_uri, read_root_file
+from .files import join_uri, read_root_file, root_file_identity
 from .hub import (
     LANCE_DIRS,
     PinnedRoot,
@@ -59,6 +59,7 @@ __all__ = [
     "read_root_file",
     "read_text",
     "resolve_revision",
+    "root_file_identity",
     "root_folders",
     "roots_of_files",
 ]
