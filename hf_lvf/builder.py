@@ -67,6 +67,7 @@ from .location import (
     roots_of_files,
 )
 from .plan import WindowParams
+from .references import reference_table
 from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, Crop, FrameSizing
 from .windows import VideoWindows
 
@@ -315,7 +316,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             view = self._view(layouts[root])
             for batch, start in enumerate(range(lo, hi, _REFERENCE_CHUNK)):
                 idx = np.arange(start, min(start + _REFERENCE_CHUNK, hi), dtype=np.int64)
-                yield make_key(shard_id, batch), _reference_table(view, root, idx, schema)
+                yield make_key(shard_id, batch), reference_table(view, root, idx, schema)
 
     def _prepare_split_single(self, gen_kwargs: dict, **kwargs: Any) -> Iterator[Any]:
         # Map-style: whole Arrow tables of references, not one example dict at a time.
@@ -347,31 +348,6 @@ _MISSING_DATA = (
     "sub-folders are roots named after splits: train/, validation/, test/) or data_files= "
     "(roots or their _metadata.json, e.g. {'train': 'clips/train', 'test': 'clips/test'})"
 )
-
-
-def _reference_table(view: VideoWindows, root: int, idx: np.ndarray, schema: pa.Schema) -> pa.Table:
-    """Map-style rows of windows ``idx``: what identifies each window, no pixels, as columns."""
-    video_idx, start_frame = view.plan.locate(idx)
-    frame_indices = view.plan.frame_indices(start_frame).astype(np.int32)
-    video_idx32, start32 = video_idx.astype(np.int32), start_frame.astype(np.int32)
-    reference = pa.StructArray.from_arrays(
-        [pa.array(np.full(len(idx), root, np.int32)), video_idx32, start32],
-        names=["root", "video_idx", "start_frame"],
-    )
-    columns = {
-        "video": reference,
-        "video_idx": video_idx32,
-        "filename": view.layout.table.column("path").take(video_idx),
-        "start_frame": start32,
-        "frame_indices": pa.FixedSizeListArray.from_arrays(
-            frame_indices.reshape(-1), frame_indices.shape[1]
-        ),
-        "sample_idx": idx,
-    }
-    fields = view.metadata_fields
-    for name, dtype in fields.items():
-        columns[name] = view.layout.field_column(name, dtype, video_idx)
-    return pa.Table.from_pydict({n: columns[n] for n in schema.names}).cast(schema)
 
 
 def _download_layouts(

@@ -149,7 +149,10 @@ def common_frame_size(sizes: np.ndarray | Sequence[tuple[int, int]], what: str) 
     Raises:
         ValueError: the sizes differ; the message says what to pass instead.
     """
-    distinct = np.unique(np.asarray(sizes, np.int64).reshape(-1, 2), axis=0)
+    sizes = np.asarray(sizes, np.int64).reshape(-1, 2)
+    if len(sizes) and (sizes == sizes[0]).all():  # the usual case, without sorting a million
+        return int(sizes[0, 0]), int(sizes[0, 1])
+    distinct = np.unique(sizes, axis=0)
     if len(distinct) > 1:
         shown = ", ".join(f"{h}x{w}" for h, w in distinct[:5].tolist())
         raise ValueError(

@@ -32,8 +32,8 @@ from .sizes import (
 if TYPE_CHECKING:
     import datasets
 
-# What a pickled view carries, in the order of VideoWindows._setup's arguments.
-# The layout pickles as its location and metadata identity (the table stays in the cache).
+# What a pickled view carries, in the order of VideoWindows._setup's arguments; the layout
+# pickles as its location and metadata identity (the table stays in the cache).
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
 _PICKLED += ("fields",)
 # hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
@@ -158,16 +158,14 @@ class VideoWindows:
         self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead, fields)
         return self
 
-    def _setup(
-        self, layout, params, sizing, storage_options, decode_threads, fetch, fields=None
-    ) -> None:
+    def _setup(self, layout, params, sizing, storage_options, threads, fetch, fields=None) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
         self._fetch_ahead = FetchAhead.of(fetch)
         self._layout = layout
         self._params = params
         self._sizing = sizing
         self._storage_options = dict(storage_options or {})
-        self._decode_threads = decode_threads or default_decode_threads()
+        self._decode_threads = threads or default_decode_threads()
         self._plan: SegmentPlan = plan_windows(layout.num_frames, params)
         if len(self._plan) == 0:
             raise ValueError(

@@ -47,7 +47,7 @@ def _known_labels(root: str | os.PathLike[str], mode: WriteMode) -> list[str] | 
     """The class names of the root an append adds to (its new folder labels index them)."""
     if mode != "append" or not (Path(root) / METADATA_FILENAME).is_file():
         return None
-    names = read_layout(str(Path(root).absolute())).raw.get("label_names")
+    names = read_layout(str(Path(root).absolute())).header.get("label_names")
     return list(names) if isinstance(names, list) else None
 
 

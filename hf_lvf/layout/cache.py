@@ -135,7 +135,9 @@ def _cached(source: TableSource) -> RootLayout | None:
         layout = _OPEN.get(source.identity)
         if layout is not None:
             _OPEN.move_to_end(source.identity)
-            return layout if layout.source == source else _layout(layout.table, source)
+            if layout.source == source:
+                return layout
+            return RootLayout(source.uri, layout.table, layout.header, layout.field_kinds, source)
     path = _path(source.identity)
     try:
         table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()

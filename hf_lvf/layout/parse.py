@@ -12,6 +12,7 @@ names the first bad video and field exactly as the checks always have.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import operator
 from collections.abc import Mapping
@@ -73,11 +74,16 @@ def parse_metadata(data: bytes | str, *, where: str) -> Columns:
             f"{where} has layout {layout!r}; hf_lvf reads only layout {LAYOUT_NAME!r}"
         )
     raw_videos = top.get("videos")
+    collecting = gc.isenabled()
+    gc.disable()  # a million new dicts (metadata) would set off collections that find nothing
     try:
         entries = msgspec.json.decode(raw_videos or b"null", type=list[_Entry])
         columns = _columns(entries) if entries else None
     except (msgspec.ValidationError, _Lenient):
         columns = None
+    finally:
+        if collecting:
+            gc.enable()
     if columns is None:
         columns = _lenient_columns(raw_videos, where)
     table, kinds = columns
