@@ -66,7 +66,7 @@ from .location import (
     pin_data_files,
     roots_of_files,
 )
-from .plan import WindowParams
+from .plan import WindowParams, concat_ranges
 from .references import reference_table
 from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, Crop, FrameSizing
 from .windows import VideoWindows
@@ -297,7 +297,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             if skip:
                 shard_id, lo, hi = group[0]
                 group[0] = (shard_id, min(lo + skip, hi), hi)
-            indices = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in group])
+            indices = concat_ranges(*np.array([(lo, hi) for _, lo, hi in group]).T)
             rows = view.iter_samples(indices, batch_size=READ_BATCH)
             try:
                 for shard_id, lo, hi in group:
@@ -331,12 +331,16 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         # A root that grew is another view: its metadata's identity is part of the key.
         key = ("stream", layout.uri, layout.source.identity, params, sizing)
         key += (tuple(sorted((options or {}).items())), tuple(fields.items()))
-        return process_view(
-            key,
-            lambda: VideoWindows.from_layout(
+
+        def make() -> VideoWindows:
+            for view in self._views:  # the one the builder planned with, if it reads here
+                if view.layout.uri == layout.uri and view.layout.source == layout.source:
+                    return view
+            return VideoWindows.from_layout(
                 layout, params, sizing=sizing, storage_options=options, fields=fields
-            ),
-        )
+            )
+
+        return process_view(key, make)
 
 
 def _shard_length(gen_kwargs: dict) -> int:
