@@ -62,18 +62,18 @@ from .location import (
     roots_of_files,
 )
 from .plan import WindowParams
+from .samples import EXTRA_KEYS
+from .shards import ClipConfig, reference_rows, shard_windows, split_clip_shards
 from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, Crop, FrameSizing
 from .windows import VideoWindows
 
 logger = logging.getLogger(__name__)
 
 BUILDER_NAME = "hf_lvf"
-# Map-style rows are built this many at a time, so a huge shard never sits in memory whole.
-_REFERENCE_CHUNK = 1024
 
 
 @dataclass(kw_only=True)
-class HfLvfConfig(datasets.BuilderConfig):
+class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
 
     Args:
@@ -90,6 +90,8 @@ class HfLvfConfig(datasets.BuilderConfig):
             allocating; default: half the reading machine's physical memory.
         shard_windows: windows per shard (streaming and cache generation); default:
             a power of two up to 64 shards per split with >= 8 windows each.
+        clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
+            video per epoch, short videos padded, frames in seconds: see ``ClipConfig``.
 
     Raises:
         ValueError: a value is out of range (the message names it).
@@ -123,6 +125,7 @@ class HfLvfConfig(datasets.BuilderConfig):
             frame_skip=self.frame_skip,
             hop_size=self.hop_size,
             min_video_frames=self.min_video_frames,
+            **self.timing,
         )
 
     @property
@@ -206,7 +209,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         view = self._views[0]
         core = view.features
         fields = metadata_fields([video for v in self._views for video in v.videos])
-        features = {name: core[name] for name in SAMPLE_KEYS}
+        features = {name: core[name] for name in (*SAMPLE_KEYS, *EXTRA_KEYS) if name in core}
         if references:
             features["video"] = WindowVideo(
                 array=core["video"],
@@ -214,6 +217,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 roots=tuple(layout.uri for layout in self._layouts),
                 crop=self.config.crop,
                 max_frame_pixels=self.config.max_frame_pixels,
+                **self.config.timing,
             )
         features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
         return datasets.Features(features)
@@ -228,6 +232,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         streaming = bool(getattr(dl_manager, "is_streaming", False))
+        self.config.check_mode(streaming=streaming)
         index = {layout.uri: i for i, layout in enumerate(self._layouts)}
         if not streaming:
             # Hub-hosted roots are downloaded once into the Hugging Face cache and read there.
@@ -236,7 +241,10 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         self.info.features = self._features(references=not streaming)
         generators = []
         for split, roots in self._split_roots.items():
-            shards = self._shards([index[uri] for uri in roots])
+            shards, clip_kwargs = self._shards([index[uri] for uri in roots]), {}
+            if self.config.clips is not None:  # clips of each video per epoch: video ranges
+                indices = [index[uri] for uri in roots]
+                shards, clip_kwargs = split_clip_shards(self.config, self._views, indices)
             generators.append(
                 datasets.SplitGenerator(
                     name=split,
@@ -244,6 +252,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                         "shards": shards,
                         "layouts": self._layouts,
                         "references": not streaming,
+                        **clip_kwargs,
                     },
                 )
             )
@@ -278,6 +287,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         layouts: tuple[RootLayout, ...],
         references: bool,
         skip: int = 0,
+        **clip_kwargs: Any,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """The examples of ``shards``, less the first ``skip`` of the first (streaming resume)."""
         # The metadata fields of all roots: a root may lack a field another has, or type it
@@ -290,18 +300,17 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             group = [(shard_id, lo, hi) for shard_id, _, lo, hi in group]
             videos = layouts[root].videos
             view = _view(layouts[root], self.config.params, self.config.sizing, options)
-            if skip:
-                shard_id, lo, hi = group[0]
-                group[0] = (shard_id, min(lo + skip, hi), hi)
-            indices = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in group])
+            chunks = shard_windows(self.config, view, root, group, **clip_kwargs)
+            chunks[0] = chunks[0][skip:]  # what resuming skips of the first shard
+            indices = np.concatenate(chunks)
             rows = (
-                _reference_rows(view, root, indices)
+                reference_rows(view, root, indices)
                 if references
                 else view.iter_samples(indices, batch_size=READ_BATCH)
             )
             try:
-                for shard_id, lo, hi in group:
-                    for example_idx in range(hi - lo):
+                for (shard_id, _, _), chunk in zip(group, chunks, strict=True):
+                    for example_idx in range(len(chunk)):
                         row = next(rows)
                         row.update(metadata_values(videos[row["video_idx"]], fields))
                         yield make_key(shard_id, example_idx + skip), row
@@ -311,7 +320,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
 
 
 def _shard_length(gen_kwargs: dict) -> int:
-    return sum(hi - lo for _, _, lo, hi in gen_kwargs["shards"])
+    return sum(gen_kwargs.get("clip_counts") or [hi - lo for _, _, lo, hi in gen_kwargs["shards"]])
 
 
 _MISSING_DATA = (
@@ -319,19 +328,6 @@ _MISSING_DATA = (
     "sub-folders are roots named after splits: train/, validation/, test/) or data_files= "
     "(roots or their _metadata.json, e.g. {'train': 'clips/train', 'test': 'clips/test'})"
 )
-
-
-def _reference_rows(view: VideoWindows, root: int, indices: np.ndarray) -> Iterator[dict[str, Any]]:
-    """Map-style rows: what identifies each window, no pixels (built a chunk at a time)."""
-    for lo in range(0, len(indices), _REFERENCE_CHUNK):
-        chunk = indices[lo : lo + _REFERENCE_CHUNK]
-        video_idx, start_frame = view.plan.locate(chunk)
-        references = [
-            {"root": root, "video_idx": v, "start_frame": start}
-            for v, start in zip(video_idx.tolist(), start_frame.tolist(), strict=True)
-        ]
-        frame_indices = view.plan.frame_indices(start_frame)
-        yield from view._samples(chunk, video_idx, start_frame, frame_indices, references)
 
 
 # One reading view per root and parameters per process: opened lazily where the frames are read,
@@ -379,7 +375,7 @@ def _code_hash() -> str:
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
     names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "layout.py")
-    names += ("samples.py", "sizes.py")
+    names += ("samples.py", "sizes.py", "clips.py", "timeline.py", "segments.py", "shards.py")
     for name in (*names, "windows.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
