@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..plan import plan_windows
-from .options import CardOptions, CardRoot
+from ..segments import plan_root
+from .options import CardOptions, CardRoot, rate_text
 
 _SIZE_CATEGORIES = (
     (1_000, "n<1K"),
@@ -25,6 +25,7 @@ _PARAM_MEANINGS = {
     "frame_skip": "frames skipped between two frames of a sample",
     "hop_size": "frames between the starts of two consecutive samples of a video",
     "min_video_frames": "videos with fewer frames yield no sample",
+    "fps": "frames per second the frame counts above are at: each video resampled from its own",
     "frame_size": "`(H, W)` every frame is resized to on decode",
 }
 
@@ -41,7 +42,7 @@ def _stats(root: CardRoot, options: CardOptions) -> dict[str, Any]:
         return root._stats
     layout = root.layout
     num_frames = layout.num_frames
-    plan = plan_windows(num_frames, options.params)
+    plan = plan_root(layout, options.params)
     sizes = Counter((v.height, v.width) for v in layout.videos)
     fps = [_fps(v.metadata) for v in layout.videos]
     seconds = [t / f for t, f in zip(num_frames.tolist(), fps, strict=True) if f]
@@ -76,6 +77,8 @@ def _param_rows(options: CardOptions, frame_size: tuple[int, int] | None) -> lis
         ("hop_size", str(p.hop_size)),
         ("min_video_frames", "none" if p.min_video_frames is None else str(p.min_video_frames)),
     ]
+    if p.fps is not None:
+        rows.append(("fps", rate_text(p.fps)))
     if frame_size is not None:
         rows.append(("frame_size", f"({frame_size[0]}, {frame_size[1]})"))
     return [{"name": n, "value": v, "meaning": _PARAM_MEANINGS[n]} for n, v in rows]
@@ -100,6 +103,9 @@ def _feature_rows(
         ("frame_indices", f"`List(int32, length={length})`", "the frame numbers of the window"),
         ("sample_idx", "`int64`", "the sample's index"),
     ]
+    if options.fps is not None:
+        kind = f"`List(float64, length={length})`"
+        rows.append(("timestamps", kind, f"seconds of each frame at {rate_text(options.fps)} fps"))
     for name, dtype in fields.items():
         meaning = "per-video field"
         if name == options.label_field:
