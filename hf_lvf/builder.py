@@ -88,8 +88,8 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             refused, and so is a larger ``frame_size``; default 2**25.
         max_batch_bytes: a read whose decoded frames need more is refused before
             allocating; default: half the reading machine's physical memory.
-        shard_windows: windows per shard (streaming and cache generation); default:
-            a power of two up to 64 shards per split with >= 8 windows each.
+        shard_windows: windows (with ``clips_per_video``: clips) per shard (streaming and
+            cache generation); default: a power of two up to 64 shards a split, >= 8 each.
         clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
             video per epoch, short videos padded, frames in seconds: see ``ClipConfig``.
 
