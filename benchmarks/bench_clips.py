@@ -87,7 +87,7 @@ class PyAVClips:
 
     def __init__(self, paths: list[str]):
         self._pts = {p: frame_times(Path(p)) for p in paths}
-        self._pool = ThreadPoolExecutor(CORES)
+        self._pool = ThreadPoolExecutor(2)
 
     def clip(self, path: str, frames: list[int]) -> np.ndarray:
         pts = self._pts[path]
