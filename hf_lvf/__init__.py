@@ -21,6 +21,7 @@ from .loader import safe_dataloader
 from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
+from .sampler import ClipSampler
 from .sizes import DEFAULT_MAX_FRAME_PIXELS
 from .windows import VideoWindows
 from .writer import write_frames
@@ -28,6 +29,7 @@ from .writer import write_frames
 __all__ = [
     "DEFAULT_MAX_FRAME_PIXELS",
     "MISSING_VALUES",
+    "ClipSampler",
     "ConversionSummary",
     "ForkSafetyError",
     "FrameDecodeError",

@@ -164,6 +164,9 @@ def prepare_split_from_tables(
 
 # --- examples iterables ---------------------------------------------------------------------
 
+#: The ``gen_kwargs`` key of :class:`TypedExamplesIterable`'s per-epoch draws.
+EPOCH_DRAWS = "clip_draws"
+
 
 def make_key(shard_id: int, example_idx: int) -> Any:
     """An example key: ``datasets.builder.Key`` on datasets >= 5, a string before."""
@@ -203,6 +206,10 @@ class TypedExamplesIterable(ExamplesIterable):
     can read ahead across shards, and resuming decodes nothing it skips);
     ``shard_length(gen_kwargs)`` says how many examples a single shard yields, which
     keeps ``state_dict()`` counting per shard.
+
+    A tuple under :data:`EPOCH_DRAWS` in ``gen_kwargs`` gains one number of the generator
+    of every ``shuffle_data_sources`` call (``IterableDataset`` makes one per epoch, from the
+    epoch, in every worker and node alike): what a per-epoch selection is seeded with.
     """
 
     def __init__(
@@ -253,7 +260,11 @@ class TypedExamplesIterable(ExamplesIterable):
         )
 
     def shuffle_data_sources(self, generator: np.random.Generator) -> TypedExamplesIterable:
-        return self._with_kwargs(_shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs))
+        kwargs = _shuffle_gen_kwargs(copy.deepcopy(generator), self.kwargs)
+        if EPOCH_DRAWS in kwargs:  # a selection that changes with the epoch learns it here
+            draw = int(copy.deepcopy(generator).integers(0, 2**63))
+            kwargs[EPOCH_DRAWS] = (*kwargs[EPOCH_DRAWS], draw)
+        return self._with_kwargs(kwargs)
 
     def shard_data_sources(self, num_shards: int, index: int, contiguous: bool = True):
         gen_kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
@@ -374,6 +385,7 @@ class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
 
 
 __all__ = [
+    "EPOCH_DRAWS",
     "INTERNALS",
     "BaseExamplesIterable",
     "TypedExamplesIterable",

@@ -61,6 +61,8 @@ class WindowVideo:
             (see :class:`hf_lvf.VideoWindows`).
         decode: decode to pixels when read; ``False`` gives the stored reference
             ``{"root": int, "video_idx": int, "start_frame": int}``.
+        short_videos, fps: the roots' windows are those of :class:`hf_lvf.WindowParams` with
+            these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
     Example:
         >>> ds = datasets.load_dataset(  # doctest: +SKIP
@@ -79,6 +81,8 @@ class WindowVideo:
     crop: Crop = "none"
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     decode: bool = True
+    short_videos: str = "drop"
+    fps: float | None = None
     id: str | None = field(default=None, repr=False)
     pa_type: ClassVar[Any] = pa.struct({name: pa.int32() for name in _REFERENCE_FIELDS})
     _type: str = field(default="WindowVideo", init=False, repr=False)
@@ -104,6 +108,8 @@ class WindowVideo:
         self.roots = tuple(self.roots)
         check_crop(self.crop)
         self.max_frame_pixels = check_limit("max_frame_pixels", self.max_frame_pixels)
+        timing = WindowParams(short_videos=self.short_videos, fps=self.fps)  # validates them
+        self.short_videos, self.fps = timing.short_videos, timing.fps
 
     def __call__(self) -> pa.DataType:
         return self.pa_type
@@ -229,7 +235,8 @@ class WindowVideo:
         return out
 
     def _params(self) -> WindowParams:
-        return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip)
+        timing = {"short_videos": self.short_videos, "fps": self.fps}
+        return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip, **timing)
 
     def _resolve(self, value: Mapping[str, Any]) -> tuple[str, int, int]:
         if self.array is None or not self.roots:
@@ -359,6 +366,8 @@ def _decoder(uri: str, params: WindowParams, size: tuple[int, int, Crop, int]) -
             frame_size=tuple(size[:2]),
             crop=size[2],
             max_frame_pixels=size[3],
+            short_videos=params.short_videos,
+            fps=params.fps,
         ),
     )
 

@@ -277,7 +277,8 @@ def _views(strip: np.ndarray, positions: np.ndarray) -> list[np.ndarray]:
     evenly spaced in the strip, else a copy of its own."""
     length = positions.shape[1]
     steps = positions[:, 1] - positions[:, 0] if length > 1 else np.ones(len(positions), np.int64)
-    even = (np.diff(positions, axis=1) == steps[:, None]).all(axis=1)
+    # A window of one frame repeated (a padded 1-frame video) has step 0: no view of that.
+    even = (np.diff(positions, axis=1) == steps[:, None]).all(axis=1) & (steps > 0)
     videos = []
     firsts, step_list = positions[:, 0].tolist(), steps.tolist()
     for b, (first, step) in enumerate(zip(firsts, step_list, strict=True)):

@@ -38,7 +38,6 @@ import hashlib
 import itertools
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,7 @@ from ._datasets import (
 from ._feature import WindowVideo, process_view
 from ._feature import register as _register_feature
 from ._version import __version__
+from .config import HfLvfConfig
 from .iterable import READ_BATCH, default_num_shards, window_ranges
 from .layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
 from .location import (
@@ -66,9 +66,10 @@ from .location import (
     pin_data_files,
     roots_of_files,
 )
-from .plan import WindowParams, concat_ranges
 from .references import reference_table
-from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, Crop, FrameSizing
+from .samples import EXTRA_KEYS
+from .shards import shard_windows, split_clip_shards
+from .sizes import MIXED_SIZES_HINT
 from .windows import VideoWindows
 
 logger = logging.getLogger(__name__)
@@ -76,69 +77,6 @@ logger = logging.getLogger(__name__)
 BUILDER_NAME = "hf_lvf"
 # Map-style rows are written this many at a time, as one Arrow table each.
 _REFERENCE_CHUNK = 65536
-
-
-@dataclass(kw_only=True)
-class HfLvfConfig(datasets.BuilderConfig):
-    """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
-
-    Args:
-        window_length: frames per window (>= 1).
-        frame_skip: frames skipped between two frames of a window (>= 0).
-        hop_size: frames between the starts of consecutive windows of a video (>= 1).
-        min_video_frames: videos with fewer frames yield no window.
-        frame_size: ``(H, W)`` to resize every frame to; needed when videos differ in size.
-        crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` keeps their aspect
-            ratio: scales them to cover ``frame_size`` and cuts out the middle.
-        max_frame_pixels: roots whose videos declare larger frames (``H * W``) are
-            refused, and so is a larger ``frame_size``; default 2**25.
-        max_batch_bytes: a read whose decoded frames need more is refused before
-            allocating; default: half the reading machine's physical memory.
-        shard_windows: windows per shard (streaming and cache generation); default:
-            a power of two up to 64 shards per split with >= 8 windows each.
-
-    Raises:
-        ValueError: a value is out of range (the message names it).
-    """
-
-    window_length: int = 1
-    frame_skip: int = 0
-    hop_size: int = 1
-    min_video_frames: int | None = None
-    frame_size: tuple[int, int] | None = None
-    crop: Crop = "none"
-    max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
-    max_batch_bytes: int | None = None
-    shard_windows: int | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
-        self.frame_size = self.sizing.frame_size  # validates the size options
-        if self.shard_windows is not None and (
-            isinstance(self.shard_windows, bool)
-            or not isinstance(self.shard_windows, int)
-            or self.shard_windows < 1
-        ):
-            raise ValueError(f"shard_windows must be an integer >= 1, got {self.shard_windows!r}")
-
-    @property
-    def params(self) -> WindowParams:
-        return WindowParams(
-            window_length=self.window_length,
-            frame_skip=self.frame_skip,
-            hop_size=self.hop_size,
-            min_video_frames=self.min_video_frames,
-        )
-
-    @property
-    def sizing(self) -> FrameSizing:
-        return FrameSizing(
-            frame_size=self.frame_size,
-            crop=self.crop,
-            max_frame_pixels=self.max_frame_pixels,
-            max_batch_bytes=self.max_batch_bytes,
-        )
 
 
 class HfLvf(datasets.GeneratorBasedBuilder):
@@ -218,7 +156,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
     def _features(self, *, references: bool) -> datasets.Features:
         view = self._views[0]
         core = view.features
-        features = {name: core[name] for name in SAMPLE_KEYS}
+        features = {name: core[name] for name in (*SAMPLE_KEYS, *EXTRA_KEYS) if name in core}
         if references:
             features["video"] = WindowVideo(
                 array=core["video"],
@@ -226,6 +164,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 roots=tuple(layout.uri for layout in self._layouts),
                 crop=self.config.crop,
                 max_frame_pixels=self.config.max_frame_pixels,
+                **self.config.timing,
             )
         features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
         return datasets.Features(features)
@@ -240,6 +179,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         streaming = bool(getattr(dl_manager, "is_streaming", False))
+        self.config.check_mode(streaming=streaming)
         index = {layout.uri: i for i, layout in enumerate(self._layouts)}
         if not streaming:
             # Hub-hosted roots are downloaded once into the Hugging Face cache and read there.
@@ -248,13 +188,16 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         self.info.features = self._features(references=not streaming)
         generators = []
         for split, roots in self._split_roots.items():
-            shards = self._shards([index[uri] for uri in roots])
+            shards, clip_kwargs = self._shards([index[uri] for uri in roots]), {}
+            if self.config.clips is not None:  # clips of each video per epoch: video ranges
+                indices = [index[uri] for uri in roots]
+                shards, clip_kwargs = split_clip_shards(self.config, self._views, indices)
             generators.append(
                 datasets.SplitGenerator(
                     name=split,
                     # Layouts pickle as their location and the identity of their metadata:
                     # workers map the cached video table instead of receiving it.
-                    gen_kwargs={"shards": shards, "layouts": self._layouts},
+                    gen_kwargs={"shards": shards, "layouts": self._layouts, **clip_kwargs},
                 )
             )
         return generators
@@ -287,6 +230,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         shards: list[tuple[int, int, int, int]],
         layouts: tuple[RootLayout, ...],
         skip: int = 0,
+        **clip_kwargs: Any,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Streaming: the examples of ``shards``, less the first ``skip`` of the first."""
         # Consecutive shards of one root are read as one sequence, so that the read-ahead
@@ -294,28 +238,30 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         for root, group in itertools.groupby(shards, key=lambda shard: shard[1]):
             group = [(shard_id, lo, hi) for shard_id, _, lo, hi in group]
             view = self._view(layouts[root])
-            if skip:
-                shard_id, lo, hi = group[0]
-                group[0] = (shard_id, min(lo + skip, hi), hi)
-            indices = concat_ranges(*np.array([(lo, hi) for _, lo, hi in group]).T)
-            rows = view.iter_samples(indices, batch_size=READ_BATCH)
+            chunks = shard_windows(self.config, view, root, group, **clip_kwargs)
+            chunks[0] = chunks[0][skip:]  # what resuming skips of the first shard
+            rows = view.iter_samples(np.concatenate(chunks), batch_size=READ_BATCH)
             try:
-                for shard_id, lo, hi in group:
-                    for example_idx in range(hi - lo):
+                for (shard_id, _, _), chunk in zip(group, chunks, strict=True):
+                    for example_idx in range(len(chunk)):
                         yield make_key(shard_id, example_idx + skip), next(rows)
                     skip = 0
             finally:
                 rows.close()
 
     def _generate_tables(
-        self, shards: list[tuple[int, int, int, int]], layouts: tuple[RootLayout, ...]
+        self,
+        shards: list[tuple[int, int, int, int]],
+        layouts: tuple[RootLayout, ...],
+        **clip_kwargs: Any,
     ) -> Iterator[tuple[Any, pa.Table]]:
         """Map-style: the rows of ``shards`` (references, no pixels) as Arrow tables."""
         schema = self.info.features.arrow_schema
         for shard_id, root, lo, hi in shards:
             view = self._view(layouts[root])
-            for batch, start in enumerate(range(lo, hi, _REFERENCE_CHUNK)):
-                idx = np.arange(start, min(start + _REFERENCE_CHUNK, hi), dtype=np.int64)
+            (indices,) = shard_windows(self.config, view, root, [(shard_id, lo, hi)], **clip_kwargs)
+            for batch, start in enumerate(range(0, len(indices), _REFERENCE_CHUNK)):
+                idx = indices[start : start + _REFERENCE_CHUNK]
                 yield make_key(shard_id, batch), reference_table(view, root, idx, schema)
 
     def _prepare_split_single(self, gen_kwargs: dict, **kwargs: Any) -> Iterator[Any]:
@@ -344,7 +290,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
 
 
 def _shard_length(gen_kwargs: dict) -> int:
-    return sum(hi - lo for _, _, lo, hi in gen_kwargs["shards"])
+    return sum(gen_kwargs.get("clip_counts") or [hi - lo for _, _, lo, hi in gen_kwargs["shards"]])
 
 
 _MISSING_DATA = (
@@ -380,7 +326,8 @@ def _code_hash() -> str:
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
     names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "samples.py")
-    names += ("sizes.py", "windows.py", "layout/parse.py", "layout/table.py")
+    names += ("sizes.py", "windows.py", "layout/parse.py", "layout/table.py", "references.py")
+    names += ("clips.py", "timeline.py", "segments.py", "shards.py", "config.py")
     for name in names:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]

@@ -39,6 +39,7 @@ import numpy as np
 
 from . import windows as _windows
 from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
+from .clips import CLIP_MODES, ClipMode, ClipSampling
 from .windows import VideoWindows
 
 # A shard is read in batches of this many windows; shard bounds are aligned to it.
@@ -105,6 +106,8 @@ class _PermutedWindows(BaseExamplesIterable):
         total_shards: int,
         shard_ids: tuple[int, ...] | None = None,
         draws: tuple[int, ...] = (),
+        clips: ClipSampling | None = None,
+        clip_seed: int = 0,
     ):
         super().__init__()
         self.windows = windows
@@ -113,6 +116,7 @@ class _PermutedWindows(BaseExamplesIterable):
         self.total_shards = total_shards
         self.shard_ids = tuple(range(total_shards)) if shard_ids is None else tuple(shard_ids)
         self.draws = tuple(draws)
+        self.clips, self.clip_seed = clips, clip_seed  # clips of each video per epoch
         self._features = windows.features
 
     def _replace(self, **changes: Any) -> _PermutedWindows:
@@ -140,8 +144,9 @@ class _PermutedWindows(BaseExamplesIterable):
         return self._state_dict
 
     def shuffle_data_sources(self, generator: np.random.Generator) -> _PermutedWindows:
-        """A new permutation (``shuffle=True``); the order stays fixed without ``shuffle``."""
-        if not self.shuffle:
+        """A new permutation (``shuffle=True``) and a new draw of random clips; the order stays
+        fixed without either."""
+        if not self.shuffle and not (self.clips is not None and self.clips.redraws):
             return self._replace()
         draw = int(copy.deepcopy(generator).integers(0, 2**63))
         return self._replace(draws=(*self.draws, draw))
@@ -157,6 +162,12 @@ class _PermutedWindows(BaseExamplesIterable):
 
     def order(self) -> np.ndarray:
         """All window indices in this epoch's order."""
+        if self.clips is not None:  # this epoch's clips: ClipSampler's rule, seeded by its draws
+            rng = np.random.default_rng([self.clip_seed, *self.draws])
+            chosen = self.clips.select(self.windows.plan, rng=rng)
+            if not self.shuffle:
+                return chosen
+            return chosen[np.random.default_rng([self.seed, *self.draws]).permutation(len(chosen))]
         n = len(self.windows)
         if not self.shuffle:
             return np.arange(n, dtype=np.int64)
@@ -199,10 +210,18 @@ def to_iterable_dataset(
     shuffle: bool = False,
     seed: int | None = None,
     num_shards: int | None = None,
+    clips_per_video: int | None = None,
+    clip_sampling: ClipMode = "random",
+    clip_seed: int = 0,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` over ``windows``, with the same features.
 
-    See :meth:`hf_lvf.VideoWindows.to_iterable_dataset`.
+    See :meth:`hf_lvf.VideoWindows.to_iterable_dataset`. With ``clips_per_video=k`` each
+    epoch reads only ``k`` clips of each video, chosen by :class:`hf_lvf.ClipSampler`'s
+    rule (``clip_sampling``: ``"random"``, drawn from ``clip_seed`` and the epoch, or
+    ``"uniform"``); shards are slices of that epoch's list (shuffled with ``shuffle``),
+    of the same length every epoch, so workers, nodes and ``state_dict()`` resume see each
+    chosen window once.
     """
     if not isinstance(shuffle, bool):
         raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
@@ -213,21 +232,55 @@ def to_iterable_dataset(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     else:
         seed = 0
+    clips = clip_options(clips_per_video, clip_sampling, clip_seed)
+    total = (
+        len(windows) if clips is None else int(clips.counts(windows.plan.windows_per_video).sum())
+    )
     if num_shards is None:
-        num_shards = default_num_shards(len(windows))
+        num_shards = default_num_shards(total)
     num_shards = _check_int("num_shards", num_shards, 1)
-    if num_shards > len(windows):
+    if num_shards > total:
         raise ValueError(
-            f"num_shards must be <= the number of windows ({len(windows)}), got {num_shards!r}"
+            f"num_shards must be <= the number of windows ({total}), got {num_shards!r}"
         )
-    iterable = _PermutedWindows(windows, shuffle=shuffle, seed=seed, total_shards=num_shards)
-    extra = shuffling_kwargs(seed) if shuffle else {}
+    iterable = _PermutedWindows(
+        windows,
+        shuffle=shuffle,
+        seed=seed,
+        total_shards=num_shards,
+        clips=clips,
+        clip_seed=clip_seed,
+    )
+    # datasets < 4.8 tells a dataset the epoch only if it is marked as shuffled.
+    extra = shuffling_kwargs(seed) if shuffle or (clips and clips.redraws) else {}
     info = datasets.DatasetInfo(features=windows.features)
     return datasets.IterableDataset(iterable, info=info, **extra)
+
+
+def clip_options(
+    clips_per_video: int | None, clip_sampling: str, clip_seed: int
+) -> ClipSampling | None:
+    """The clip options of a front end, validated: ``None`` without ``clips_per_video``.
+
+    Raises:
+        ValueError: a value is out of range, or ``clip_sampling``/``clip_seed`` is set
+            without ``clips_per_video``.
+    """
+    _check_int("clip_seed", clip_seed, 0)
+    if clip_sampling not in CLIP_MODES:
+        raise ValueError(f"clip_sampling must be 'random' or 'uniform', got {clip_sampling!r}")
+    if clips_per_video is None:
+        if clip_sampling != "random" or clip_seed != 0:
+            raise ValueError(
+                f"clip_sampling={clip_sampling!r} and clip_seed={clip_seed!r} apply only with "
+                "clips_per_video= (clips of each video per epoch); pass it, or leave them unset"
+            )
+        return None
+    return ClipSampling(clips_per_video=clips_per_video, mode=clip_sampling)
 
 
 # VideoWindows.to_iterable_dataset is this function; windows.py sits below this module and
 # never imports it, so the front end installs itself there.
 _windows.install_iterable_front_end(to_iterable_dataset)
 
-__all__ = ["default_num_shards", "to_iterable_dataset", "window_ranges"]
+__all__ = ["clip_options", "default_num_shards", "to_iterable_dataset", "window_ranges"]

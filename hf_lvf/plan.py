@@ -9,10 +9,12 @@ arrays of ``n_videos`` integers; window ``i`` is found by a binary search.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .timeline import ShortVideos, Timeline, check_fps, check_short_videos, make_timeline
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
@@ -34,12 +36,18 @@ class WindowParams:
         hop_size: frames between the starts of two windows of a video (>= 1).
         min_video_frames: videos shorter than this yield no window; ``None``
             keeps every video at least one window long.
+        short_videos: ``"drop"`` (videos shorter than a window yield none) or ``"pad"``
+            (they yield one window from frame 0, frames past the last clamped to it).
+        fps: count frames at this rate: each video read as if resampled from its own rate
+            (see :mod:`hf_lvf.timeline`); ``None`` counts the stored frames.
     """
 
     window_length: int = 1
     frame_skip: int = 0
     hop_size: int = 1
     min_video_frames: int | None = None
+    short_videos: ShortVideos = "drop"
+    fps: float | None = None
 
     def __post_init__(self) -> None:
         minimums = {"window_length": 1, "frame_skip": 0, "hop_size": 1, "min_video_frames": 0}
@@ -47,6 +55,8 @@ class WindowParams:
             value = getattr(self, name)
             if value is not None or name != "min_video_frames":
                 object.__setattr__(self, name, _check_int(name, value, minimum))
+        object.__setattr__(self, "short_videos", check_short_videos(self.short_videos))
+        object.__setattr__(self, "fps", check_fps(self.fps))
 
     @property
     def stride(self) -> int:
@@ -72,11 +82,14 @@ class SegmentPlan:
         windows_per_video: ``(n_videos,)`` number of windows of each video.
         first_window: ``(n_videos + 1,)`` index of each video's first window;
             the last entry is the total.
+        timeline: with ``short_videos="pad"`` or ``fps``, the virtual frames windows count
+            (start frames are virtual frames); ``None`` otherwise.
     """
 
     params: WindowParams
     windows_per_video: np.ndarray
     first_window: np.ndarray
+    timeline: Timeline | None = None
 
     def __len__(self) -> int:
         return int(self.first_window[-1])
@@ -107,9 +120,23 @@ class SegmentPlan:
         start_frame = (indices - self.first_window[video_idx]) * self.params.hop_size
         return video_idx, start_frame
 
-    def frame_indices(self, start_frame: np.ndarray) -> np.ndarray:
-        """``(n, window_length)`` frame numbers of windows starting at ``start_frame``."""
-        return start_frame[:, None] + self.params.frame_offsets[None, :]
+    def frame_indices(
+        self, start_frame: np.ndarray, video_idx: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(n, window_length)`` frame numbers of windows starting at ``start_frame`` (of
+        videos ``video_idx``, which a plan with a :attr:`timeline` needs)."""
+        frames = start_frame[:, None] + self.params.frame_offsets[None, :]
+        if self.timeline is None:
+            return frames
+        return self.timeline.frames(video_idx, frames)[0]
+
+    def sample_columns(self, video_idx: np.ndarray, start_frame: np.ndarray) -> dict:
+        """The keys ``short_videos="pad"`` and ``fps`` add to samples (``frame_is_pad``,
+        ``timestamps``), each ``(n, window_length)``; empty without them."""
+        if self.timeline is None:
+            return {}
+        frames = start_frame[:, None] + self.params.frame_offsets[None, :]
+        return self.timeline.columns(video_idx, frames)
 
     def rows_to_fetch(
         self, start_rows: np.ndarray, batches: Iterable[np.ndarray]
@@ -120,7 +147,7 @@ class SegmentPlan:
         previous = np.empty(0, np.int64)
         for idx in batches:
             video_idx, start_frame = self.locate(idx)
-            rows = start_rows[video_idx][:, None] + self.frame_indices(start_frame)
+            rows = start_rows[video_idx][:, None] + self.frame_indices(start_frame, video_idx)
             yield np.setdiff1d(rows, previous)
             previous = rows[-1]
 
@@ -129,11 +156,21 @@ class SegmentPlan:
         return range(int(self.first_window[video_idx]), int(self.first_window[video_idx + 1]))
 
 
-def plan_windows(num_frames: np.ndarray, params: WindowParams) -> SegmentPlan:
+def plan_windows(
+    num_frames: np.ndarray,
+    params: WindowParams,
+    *,
+    video_fps: np.ndarray | None = None,
+    describe_video: Callable[[int], str] | None = None,
+) -> SegmentPlan:
     """Plan the windows of videos with ``num_frames[v]`` frames each.
 
     A video takes part when it has at least ``max(span, min_video_frames)``
-    frames; its windows start at ``0, hop_size, ...`` up to ``T - span``.
+    frames; its windows start at ``0, hop_size, ...`` up to ``T - span``. With
+    ``short_videos="pad"``, a video of ``1 <= T < span`` frames (not below
+    ``min_video_frames``) has one window, from frame 0. With ``fps``, ``T`` counts
+    virtual frames (:mod:`hf_lvf.timeline`): each video's rate is ``video_fps[v]``
+    (NaN: unknown, a ``LayoutError`` naming ``describe_video(v)``).
 
     Example:
         >>> plan = plan_windows(np.array([10, 3]), WindowParams(window_length=4, hop_size=3))
@@ -141,25 +178,24 @@ def plan_windows(num_frames: np.ndarray, params: WindowParams) -> SegmentPlan:
         ([3, 0], 3)
     """
     frames = np.asarray(num_frames, dtype=np.int64)
+    timeline = None
+    if params.short_videos == "pad" or params.fps is not None:
+        pad = params.short_videos == "pad"
+        timeline = make_timeline(
+            frames, fps=params.fps, pad=pad, video_fps=video_fps, describe_video=describe_video
+        )
+        frames = timeline.virtual_frames
     span = params.span
     min_frames = max(span, params.min_video_frames or 0)
     counts = np.where(frames >= min_frames, (frames - span) // params.hop_size + 1, 0)
+    if params.short_videos == "pad":
+        short = (frames < span) & (frames >= max(1, params.min_video_frames or 0))
+        counts = np.where(short, 1, counts)
     first = np.zeros(len(frames) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
-    return SegmentPlan(params=params, windows_per_video=counts, first_window=first)
-
-
-def concat_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(a, b) for a, b in zip(starts, stops)])``, without the loop.
-
-    Example:
-        >>> concat_ranges(np.array([5, 0]), np.array([7, 3])).tolist()
-        [5, 6, 0, 1, 2]
-    """
-    lengths = np.asarray(stops, np.int64) - np.asarray(starts, np.int64)
-    offsets = np.zeros(len(lengths), np.int64)
-    np.cumsum(lengths[:-1], out=offsets[1:])
-    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
+    return SegmentPlan(
+        params=params, windows_per_video=counts, first_window=first, timeline=timeline
+    )
 
 
 def check_frame_size(frame_size: object) -> tuple[int, int] | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .errors import LayoutError
 from .layout import RootLayout
 
 if TYPE_CHECKING:
@@ -18,10 +19,14 @@ if TYPE_CHECKING:
 
 
 def sample_features(
-    window_length: int, frame_size: tuple[int, int], fields: Mapping[str, str]
+    window_length: int,
+    frame_size: tuple[int, int],
+    fields: Mapping[str, str],
+    extras: Sequence[str] = (),
 ) -> datasets.Features:
     """The ``datasets.Features`` of a sample: ``video`` an ``Array4D``, then the scalar keys,
-    then the metadata ``fields``, typed so that their placeholders fit."""
+    then the ``extras`` (:func:`extra_keys`), then the metadata ``fields``, typed so that
+    their placeholders fit."""
     import datasets
 
     height, width = frame_size
@@ -33,6 +38,7 @@ def sample_features(
         "frame_indices": datasets.List(datasets.Value("int32"), length=window_length),
         "sample_idx": datasets.Value("int64"),
     }
+    features.update(extra_features(window_length, extras))
     features.update({name: datasets.Value(dtype) for name, dtype in fields.items()})
     return datasets.Features(features)
 
@@ -45,12 +51,15 @@ def build_samples(
     start_frame: np.ndarray,
     frame_indices: np.ndarray,
     video: Sequence[Any],
+    extras: Mapping[str, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """Sample dicts in FORMAT.md's key order, ``video[b]`` as the ``video`` of sample ``b``.
 
     The per-video values come from ``layout``'s columns, taken for the whole batch at once.
     A metadata field the video lacks (or holds as ``null``) takes its dtype's
     placeholder (:data:`hf_lvf.layout.MISSING_VALUES`), so samples always collate.
+    ``extras`` (``frame_is_pad``, ``timestamps``: ``(n, window_length)`` arrays) come
+    after ``sample_idx``, row ``b`` for sample ``b``.
     """
     columns = {
         "video": video,
@@ -59,10 +68,44 @@ def build_samples(
         "start_frame": start_frame.tolist(),
         "frame_indices": frame_indices.tolist(),
         "sample_idx": idx.tolist(),
+        **(extras or {}),
         **layout.metadata_columns(fields, video_idx),
     }
     names = list(columns)
     return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-__all__ = ["build_samples", "sample_features"]
+# --- keys of windows counted in virtual frames (short_videos="pad", fps=): hf_lvf.timeline ---
+
+#: The keys a sample gains, by the option that adds it.
+EXTRA_KEYS = {"frame_is_pad": "short_videos='pad'", "timestamps": "fps="}
+
+
+def extra_keys(short_videos: str, fps: float | None, fields: Mapping[str, str]) -> tuple[str, ...]:
+    """The keys samples gain with these options: ``frame_is_pad`` (a ``window_length`` bool
+    array, with ``short_videos="pad"``), ``timestamps`` (float64 seconds, with ``fps``).
+
+    Raises:
+        LayoutError: a metadata field of the root has the name of one of them.
+    """
+    keys = (("frame_is_pad",) if short_videos == "pad" else ()) + (
+        ("timestamps",) if fps is not None else ()
+    )
+    clash = [key for key in keys if key in fields]
+    if clash:
+        raise LayoutError(
+            f"the videos have a metadata field {clash[0]!r}, the name of the sample key "
+            f"{EXTRA_KEYS[clash[0]]} adds; rename the field or leave the option unset"
+        )
+    return keys
+
+
+def extra_features(window_length: int, keys: Sequence[str]) -> dict[str, Any]:
+    """The ``datasets`` features of :func:`extra_keys`."""
+    import datasets
+
+    dtypes = {"frame_is_pad": "bool", "timestamps": "float64"}
+    return {key: datasets.List(datasets.Value(dtypes[key]), length=window_length) for key in keys}
+
+
+__all__ = ["EXTRA_KEYS", "build_samples", "extra_features", "extra_keys", "sample_features"]

@@ -19,8 +19,8 @@ from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from .location import lance_location, pin_root
-from .plan import SegmentPlan, WindowParams, plan_windows
-from .samples import build_samples, sample_features
+from .plan import SegmentPlan, WindowParams
+from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 from .sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     Crop,
@@ -60,6 +60,7 @@ class VideoWindows:
         frame_skip: frames skipped between two frames of a window.
         hop_size: frames between the starts of consecutive windows of a video.
         min_video_frames: videos with fewer frames yield no window.
+        short_videos, fps: short videos padded, frames counted at a rate: see ``WindowParams``.
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
         crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` scales them,
@@ -109,12 +110,16 @@ class VideoWindows:
         revision: str | None = None,
         token: str | None = None,
         fetch_ahead: FetchAhead | None = None,
+        short_videos: str = "drop",
+        fps: float | None = None,
     ):
         params = WindowParams(
             window_length=window_length,
             frame_skip=frame_skip,
             hop_size=hop_size,
             min_video_frames=min_video_frames,
+            short_videos=short_videos,
+            fps=fps,
         )
         sizing = FrameSizing(
             frame_size=frame_size,
@@ -148,9 +153,8 @@ class VideoWindows:
         fetch_ahead: FetchAhead | None = None,
         fields: Mapping[str, str] | None = None,
     ) -> VideoWindows:
-        """Build a view over an already read layout (front ends that read it once); ``sizing``
-        (all the size options) or ``frame_size`` (only that) says how to size frames;
-        ``fields`` types the metadata as several roots together do (default: this root's)."""
+        """A view of an already read layout (front ends read it once); ``sizing`` (all size
+        options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata."""
         if sizing is not None and frame_size is not None:
             raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
@@ -166,7 +170,7 @@ class VideoWindows:
         self._sizing = sizing
         self._storage_options = dict(storage_options or {})
         self._decode_threads = threads or default_decode_threads()
-        self._plan: SegmentPlan = plan_windows(layout.num_frames, params)
+        self._plan: SegmentPlan = plan_root(layout, params)
         if len(self._plan) == 0:
             raise ValueError(
                 f"root {layout.uri!r} yields no windows: every video has fewer than "
@@ -175,7 +179,7 @@ class VideoWindows:
             )
         self._start_rows = layout.start_rows
         self._sizes = layout.frame_sizes
-        self._fields = dict(layout.fields if fields is None else fields)
+        self._fields = window_fields(layout, params, fields)
         frame_size = sizing.frame_size or common_frame_size(
             self._sizes[self._plan.windows_per_video > 0], f"the videos of root {layout.uri!r}"
         )
@@ -253,7 +257,7 @@ class VideoWindows:
     @property
     def features(self) -> datasets.Features:
         """The ``datasets.Features`` of a sample (missing metadata: see :attr:`metadata_fields`)."""
-        return sample_features(self._params.window_length, self._out_size, self._fields)
+        return window_features(self._params, self._out_size, self._fields)
 
     def __len__(self) -> int:
         return len(self._plan)
@@ -270,15 +274,7 @@ class VideoWindows:
 
     def segment_info(self, index: int) -> dict[str, Any]:
         """Which video and frames window ``index`` covers, without reading anything."""
-        idx = self._plan.normalize([index])
-        video_idx, start = self._plan.locate(idx)
-        v = int(video_idx[0])
-        return {
-            "video_idx": v,
-            "filename": self._layout.path(v),
-            "start_frame": int(start[0]),
-            "frame_indices": self._plan.frame_indices(start)[0].tolist(),
-        }
+        return segment_info(self._layout, self._plan, index)
 
     # --- reading ---
 
@@ -310,8 +306,8 @@ class VideoWindows:
     def _samples(self, *columns: Any) -> list[dict[str, Any]]:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
         ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
-        the map-style builder): :func:`hf_lvf.samples.build_samples` of this root."""
-        return build_samples(self._layout, self._fields, *columns)
+        the map-style builder): :func:`hf_lvf.segments.window_samples` of this root."""
+        return window_samples(self._layout, self._plan, self._fields, *columns)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices
 
@@ -369,7 +365,11 @@ class VideoWindows:
         return self.iter_samples()
 
     def to_iterable_dataset(
-        self, shuffle: bool = False, seed: int | None = None, num_shards: int | None = None
+        self,
+        shuffle: bool = False,
+        seed: int | None = None,
+        num_shards: int | None = None,
+        **clips: Any,
     ) -> datasets.IterableDataset:
         """These windows as a ``datasets.IterableDataset`` with the same :attr:`features`.
 
@@ -379,6 +379,7 @@ class VideoWindows:
             seed: seed of the permutation; the same ``(seed, epoch)`` gives the same order.
             num_shards: contiguous slices of the order handed to DataLoader workers and
                 nodes; default: a power of two up to 64 with >= 8 windows each.
+            **clips: ``clips_per_video=``, ``clip_sampling=``, ``clip_seed=``: see ``ClipSampler``.
 
         Example:
             >>> ds = w.to_iterable_dataset(shuffle=True, seed=0)  # doctest: +SKIP
@@ -386,12 +387,12 @@ class VideoWindows:
         """
         if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
             raise RuntimeError("import hf_lvf to use to_iterable_dataset")
-        return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards)
+        return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards, **clips)
 
     def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(video_idx, start_frame, frame_indices, Lance rows)`` of windows ``idx``."""
         video_idx, start_frame = self._plan.locate(idx)
-        frame_indices = self._plan.frame_indices(start_frame)
+        frame_indices = self._plan.frame_indices(start_frame, video_idx)
         rows = self._start_rows[video_idx][:, None] + frame_indices
         return video_idx, start_frame, frame_indices, rows
 

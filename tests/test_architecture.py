@@ -16,15 +16,15 @@ MAX_LINES = 420  # "~400": one concept a module
 # Bottom to top. A module may import modules of its own layer or below, never above.
 LAYERS = (
     ("errors", "_version"),
-    ("plan", "sizes"),
+    ("plan", "sizes", "timeline", "clips"),
     ("location",),
     ("layout",),
-    ("frames", "decode", "samples"),
+    ("frames", "decode", "samples", "segments"),
     ("batches",),
     ("windows",),
     ("_datasets",),
     ("_feature",),
-    ("iterable", "loader", "references"),
+    ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),
     ("writer", "synthetic", "append", "merge"),
     ("convert",),

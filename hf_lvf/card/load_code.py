@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .options import CardOptions, CardRoot
+from .options import CardOptions, CardRoot, rate_text
 
 # The files of a root datasets' lance module needs: it opens the dataset whose manifests
 # (``_versions/``) it is given, and a local (downloaded) copy also needs the data files.
@@ -47,6 +47,8 @@ def _load_code(
     kwargs.append(f"hop_size={p.hop_size}")
     if p.min_video_frames is not None:
         kwargs.append(f"min_video_frames={p.min_video_frames}")
+    if p.fps is not None:
+        kwargs.append(f"fps={rate_text(p.fps)}")
     if frame_size is not None:
         kwargs.append(f"frame_size=({frame_size[0]}, {frame_size[1]})")
     if crop != "none":

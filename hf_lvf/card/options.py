@@ -45,6 +45,7 @@ _STORED_OPTIONS = (
     "frame_skip",
     "hop_size",
     "min_video_frames",
+    "fps",
     "frame_size",
     "label_field",
 )
@@ -81,6 +82,8 @@ class CardOptions:
         window_length, frame_skip, hop_size, min_video_frames: the window parameters the
             load code uses and the sample counts are computed with. ``hop_size=None`` means
             ``window_length`` (windows that do not overlap).
+        fps: the frame rate the load code counts frames at (``fps=`` of ``VideoWindows``);
+            the card states it, and counts windows with it.
         frame_size: ``(H, W)`` for the load code; needed when videos differ in size (default:
             the most common size then).
         pretty_name: the card's title; default from the repo or folder name.
@@ -98,6 +101,7 @@ class CardOptions:
     frame_skip: int = 0
     hop_size: int | None = None
     min_video_frames: int | None = None
+    fps: float | None = None
     frame_size: tuple[int, int] | None = None
     pretty_name: str | None = None
     license: str | None = None
@@ -118,13 +122,15 @@ class CardOptions:
                 raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
         hop_size = self.window_length if self.hop_size is None else self.hop_size
         # WindowParams validates the numbers and names the bad one.
-        WindowParams(
+        params = WindowParams(
             window_length=self.window_length,
             frame_skip=self.frame_skip,
             hop_size=hop_size,
             min_video_frames=self.min_video_frames,
+            fps=self.fps,
         )
         object.__setattr__(self, "hop_size", hop_size)
+        object.__setattr__(self, "fps", params.fps)
         if self.frame_size is not None:
             object.__setattr__(self, "frame_size", check_frame_size(self.frame_size))
         for name in ("task_categories", "tags"):
@@ -147,6 +153,7 @@ class CardOptions:
             frame_skip=self.frame_skip,
             hop_size=self.hop_size,  # type: ignore[arg-type]  # set in __post_init__
             min_video_frames=self.min_video_frames,
+            fps=self.fps,
         )
 
 
@@ -202,7 +209,10 @@ def card_options(
     if not roots or "window_length" in asked:
         return options
     num_frames = np.concatenate([r.layout.num_frames for r in roots])
-    if "window_length" in values and len(plan_windows(num_frames, options.params)):
+    video_fps = np.concatenate([r.layout.video_fps for r in roots]) if options.fps else None
+    if "window_length" in values and len(
+        plan_windows(num_frames, options.params, video_fps=video_fps)
+    ):
         return options
     fitted = fit_window_length(num_frames, options.frame_skip, options.min_video_frames)
     if "window_length" in values:
@@ -215,6 +225,11 @@ def card_options(
     if "hop_size" not in asked:
         values.pop("hop_size", None)
     return CardOptions(**values)
+
+
+def rate_text(fps: float) -> str:
+    """A frame rate as the card writes it, in code too: ``10``, ``29.97``, every digit kept."""
+    return str(int(fps)) if float(fps).is_integer() else repr(float(fps))
 
 
 def fit_window_length(

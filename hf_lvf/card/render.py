@@ -63,6 +63,7 @@ def build_card(
     frame_skip: int | None = None,
     hop_size: int | None = None,
     min_video_frames: int | None = None,
+    fps: float | None = None,
     frame_size: tuple[int, int] | None = None,
     pretty_name: str | None = None,
     license: str | None = None,
@@ -106,6 +107,7 @@ def build_card(
         "frame_skip": frame_skip,
         "hop_size": hop_size,
         "min_video_frames": min_video_frames,
+        "fps": fps,
         "frame_size": frame_size,
         "pretty_name": pretty_name,
         "license": license,
@@ -245,6 +247,7 @@ def _card_data(
         "frame_skip": p.frame_skip,
         "hop_size": p.hop_size,
         "min_video_frames": p.min_video_frames,
+        "fps": p.fps,
         "frame_size": list(options.frame_size) if options.frame_size else None,
         "label_field": options.label_field,
     }

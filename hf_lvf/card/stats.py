@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..layout import FieldKinds, RootLayout
-from ..plan import plan_windows
-from .options import CardOptions, CardRoot
+from ..segments import plan_root
+from .options import CardOptions, CardRoot, rate_text
 
 _SIZE_CATEGORIES = (
     (1_000, "n<1K"),
@@ -30,6 +30,7 @@ _PARAM_MEANINGS = {
     "frame_skip": "frames skipped between two frames of a sample",
     "hop_size": "frames between the starts of two consecutive samples of a video",
     "min_video_frames": "videos with fewer frames yield no sample",
+    "fps": "frames per second the frame counts above are at: each video resampled from its own",
     "frame_size": "`(H, W)` every frame is resized to on decode",
 }
 
@@ -46,7 +47,7 @@ def _stats(root: CardRoot, options: CardOptions) -> dict[str, Any]:
         return root._stats
     layout = root.layout
     num_frames = layout.num_frames
-    plan = plan_windows(num_frames, options.params)
+    plan = plan_root(layout, options.params)
     distinct, counts = np.unique(layout.frame_sizes, axis=0, return_counts=True)
     sizes = Counter({(int(h), int(w)): int(c) for (h, w), c in zip(distinct, counts, strict=True)})
     fps = _fps(layout)
@@ -84,6 +85,8 @@ def _param_rows(options: CardOptions, frame_size: tuple[int, int] | None) -> lis
         ("hop_size", str(p.hop_size)),
         ("min_video_frames", "none" if p.min_video_frames is None else str(p.min_video_frames)),
     ]
+    if p.fps is not None:
+        rows.append(("fps", rate_text(p.fps)))
     if frame_size is not None:
         rows.append(("frame_size", f"({frame_size[0]}, {frame_size[1]})"))
     return [{"name": n, "value": v, "meaning": _PARAM_MEANINGS[n]} for n, v in rows]
@@ -108,6 +111,9 @@ def _feature_rows(
         ("frame_indices", f"`List(int32, length={length})`", "the frame numbers of the window"),
         ("sample_idx", "`int64`", "the sample's index"),
     ]
+    if options.fps is not None:
+        kind = f"`List(float64, length={length})`"
+        rows.append(("timestamps", kind, f"seconds of each frame at {rate_text(options.fps)} fps"))
     for name, dtype in fields.items():
         meaning = "per-video field"
         if name == options.label_field:

@@ -1,0 +1,80 @@
+"""``HfLvfConfig``: the options of ``load_dataset("hf_lvf", ...)``, validated when it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import datasets
+
+from .plan import WindowParams
+from .shards import ClipConfig
+from .sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
+
+
+@dataclass(kw_only=True)
+class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
+    """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
+
+    Args:
+        window_length: frames per window (>= 1).
+        frame_skip: frames skipped between two frames of a window (>= 0).
+        hop_size: frames between the starts of consecutive windows of a video (>= 1).
+        min_video_frames: videos with fewer frames yield no window.
+        frame_size: ``(H, W)`` to resize every frame to; needed when videos differ in size.
+        crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` keeps their aspect
+            ratio: scales them to cover ``frame_size`` and cuts out the middle.
+        max_frame_pixels: roots whose videos declare larger frames (``H * W``) are
+            refused, and so is a larger ``frame_size``; default 2**25.
+        max_batch_bytes: a read whose decoded frames need more is refused before
+            allocating; default: half the reading machine's physical memory.
+        shard_windows: windows (with ``clips_per_video``: clips) per shard (streaming and
+            cache generation); default: a power of two up to 64 shards a split, >= 8 each.
+        clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
+            video per epoch, short videos padded, frames in seconds: see ``ClipConfig``.
+
+    Raises:
+        ValueError: a value is out of range (the message names it).
+    """
+
+    window_length: int = 1
+    frame_skip: int = 0
+    hop_size: int = 1
+    min_video_frames: int | None = None
+    frame_size: tuple[int, int] | None = None
+    crop: Crop = "none"
+    max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
+    max_batch_bytes: int | None = None
+    shard_windows: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
+        self.frame_size = self.sizing.frame_size  # validates the size options
+        if self.shard_windows is not None and (
+            isinstance(self.shard_windows, bool)
+            or not isinstance(self.shard_windows, int)
+            or self.shard_windows < 1
+        ):
+            raise ValueError(f"shard_windows must be an integer >= 1, got {self.shard_windows!r}")
+
+    @property
+    def params(self) -> WindowParams:
+        return WindowParams(
+            window_length=self.window_length,
+            frame_skip=self.frame_skip,
+            hop_size=self.hop_size,
+            min_video_frames=self.min_video_frames,
+            **self.timing,
+        )
+
+    @property
+    def sizing(self) -> FrameSizing:
+        return FrameSizing(
+            frame_size=self.frame_size,
+            crop=self.crop,
+            max_frame_pixels=self.max_frame_pixels,
+            max_batch_bytes=self.max_batch_bytes,
+        )
+
+
+__all__ = ["HfLvfConfig"]

@@ -1,0 +1,160 @@
+"""``ClipSampler``: k clips of each video per epoch, as a PyTorch sampler over a ``VideoWindows``.
+
+Video models are trained on a few clips of every video per epoch (a 10-minute video
+then weighs what a 6-second one does), and evaluated on clips spread evenly over each
+video. :class:`ClipSampler` yields those window indices for
+``DataLoader(windows, sampler=..., batch_size=...)``: the ``DataLoader`` hands each
+batch of them to ``VideoWindows.__getitems__``, one Lance read a batch. The rules are
+:class:`hf_lvf.clips.ClipSampling`'s; the split across ranks is ``DistributedSampler``'s.
+
+It needs no torch to exist; it reads the world size and rank from
+``torch.distributed`` only when torch is already imported and a process group is
+initialised.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+
+from .clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
+from .plan import SegmentPlan
+
+
+def _distributed_world() -> tuple[int, int] | None:
+    """``(world size, rank)`` of an initialised ``torch.distributed``, else ``None``."""
+    if "torch" not in sys.modules:  # never import torch here: it takes seconds
+        return None
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return None
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+class ClipSampler:
+    """Window indices of ``clips_per_video`` clips of each video per epoch, for a ``DataLoader``.
+
+    Args:
+        windows: a :class:`~hf_lvf.VideoWindows` (any ``short_videos=``/``fps=``).
+        clips_per_video: ``k``, clips of each video per epoch (>= 1).
+        mode: ``"random"``: for each video with ``n >= 1`` windows, ``min(n, k)`` distinct
+            windows drawn afresh each epoch from ``(seed, epoch)`` (torchvision's
+            ``RandomClipSampler``); ``"uniform"``: the windows at
+            ``floor(linspace(0, n - 1, k))``, repeats when ``n < k``, the same every epoch
+            (torchvision's ``UniformClipSampler``).
+        seed: seed of the draws and of the shuffle (>= 0).
+        shuffle: permute the epoch's windows (from ``(seed, epoch)``); otherwise they come
+            video by video, ascending within a video.
+        num_replicas: ranks the epoch is split across, as ``DistributedSampler`` splits:
+            every rank draws the same selection, pads it by repeating from its start to a
+            multiple of ``num_replicas`` (or drops the tail with ``drop_last``) and takes
+            every ``num_replicas``-th window from position ``rank``. Default: the world
+            size of an initialised ``torch.distributed``, else 1.
+        rank: this process's rank (default: ``torch.distributed``'s, else 0).
+        drop_last: drop the tail instead of padding.
+
+    Raises:
+        ValueError: an argument is out of range (the message names it).
+        TypeError: ``windows`` is not a ``VideoWindows``.
+
+    Example:
+        >>> sampler = hf_lvf.ClipSampler(windows, clips_per_video=1, seed=0)  # doctest: +SKIP
+        >>> loader = DataLoader(windows, sampler=sampler, batch_size=8)      # doctest: +SKIP
+        >>> for epoch in range(epochs):                                       # doctest: +SKIP
+        ...     sampler.set_epoch(epoch)
+        ...     for batch in loader: ...
+    """
+
+    def __init__(
+        self,
+        windows: object,
+        *,
+        clips_per_video: int = 1,
+        mode: ClipMode = "random",
+        seed: int = 0,
+        shuffle: bool = True,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        drop_last: bool = False,
+    ):
+        plan = getattr(windows, "plan", None)
+        if not isinstance(plan, SegmentPlan):
+            raise TypeError(
+                f"ClipSampler samples the windows of a hf_lvf.VideoWindows, got "
+                f"{type(windows).__name__}"
+            )
+        if mode not in ("random", "uniform"):
+            raise ValueError(f"mode must be 'random' or 'uniform', got {mode!r}")
+        self._sampling = ClipSampling(clips_per_video=clips_per_video, mode=mode)
+        self._plan = plan
+        self.seed = check_int("seed", seed, 0)
+        self.shuffle = _check_bool("shuffle", shuffle)
+        self.drop_last = _check_bool("drop_last", drop_last)
+        if num_replicas is None or rank is None:
+            world = _distributed_world()
+            if world is None and (num_replicas or 1) > 1:
+                raise ValueError(
+                    f"rank= is needed with num_replicas={num_replicas!r} when torch.distributed "
+                    "is not initialised"
+                )
+            if world is None and rank not in (None, 0):
+                raise ValueError(
+                    f"num_replicas= is needed with rank={rank!r} when torch.distributed is not "
+                    "initialised"
+                )
+            world = world or (1, 0)
+            num_replicas = world[0] if num_replicas is None else num_replicas
+            rank = world[1] if rank is None else rank
+        self.num_replicas = check_int("num_replicas", num_replicas, 1)
+        rank = check_int("rank", rank, 0)
+        if rank >= self.num_replicas:
+            raise ValueError(f"rank must be in [0, {self.num_replicas - 1}], got {rank!r}")
+        self.rank = rank
+        self.epoch = 0
+        self._total = int(self._sampling.counts(plan.windows_per_video).sum())
+
+    @property
+    def clips_per_video(self) -> int:
+        return self._sampling.clips_per_video
+
+    @property
+    def mode(self) -> ClipMode:
+        return self._sampling.mode
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw (``"random"``) and order (``shuffle``) the windows of epoch ``epoch`` next."""
+        self.epoch = check_int("epoch", epoch, 0)
+
+    def epoch_indices(self) -> np.ndarray:
+        """All ranks' windows of this epoch, in order, before the split across ranks."""
+        rng = np.random.default_rng([self.seed, self.epoch])  # the draw first, then the order
+        chosen = self._sampling.select(self._plan, rng=rng)
+        return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
+
+    def __iter__(self) -> Iterator[int]:
+        mine = replica_indices(self.epoch_indices(), self.num_replicas, self.rank, self.drop_last)
+        return iter(mine.tolist())
+
+    def __len__(self) -> int:
+        """Windows this rank reads per epoch (the same every epoch)."""
+        return replica_length(self._total, self.num_replicas, self.drop_last)
+
+    def __repr__(self) -> str:
+        return (
+            f"ClipSampler(windows={len(self._plan)}, clips_per_video={self.clips_per_video}, "
+            f"mode={self.mode!r}, seed={self.seed}, shuffle={self.shuffle}, "
+            f"num_replicas={self.num_replicas}, rank={self.rank}, drop_last={self.drop_last}, "
+            f"epoch={self.epoch}, len={len(self)})"
+        )
+
+
+__all__ = ["ClipSampler"]
