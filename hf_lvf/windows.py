@@ -18,6 +18,7 @@ import numpy as np
 from .batches import FrameBatches, ReadAhead, plan_strips
 from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
+from .frames.ahead import closed_at_exit
 from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
 from .location import lance_location, pin_root
 from .plan import SegmentPlan, WindowParams, plan_windows
@@ -316,6 +317,7 @@ class VideoWindows:
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         return self._read(idx)[0]
 
+    @closed_at_exit  # a pass left open at exit ends before the interpreter's teardown
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
     ) -> Iterator[dict[str, Any]]:
