@@ -12,6 +12,7 @@ to do; the original is chained.
 """
 
 from .files import join_uri, read_root_file
+from .hints import VIDEO_EXTENSIONS, count_video_files, videos_hint
 from .hub import (
     LANCE_DIRS,
     PinnedRoot,
@@ -39,9 +40,11 @@ __all__ = [
     "LANCE_DIRS",
     "METADATA_FILENAME",
     "REPO_TYPE",
+    "VIDEO_EXTENSIONS",
     "HubPath",
     "PinnedRoot",
     "RemoteFile",
+    "count_video_files",
     "download_root",
     "expand_data_files",
     "find_roots",
@@ -61,4 +64,5 @@ __all__ = [
     "resolve_revision",
     "root_folders",
     "roots_of_files",
+    "videos_hint",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import LayoutError, RootNotFoundError
+from .hints import videos_hint
 from .hub import read_hub_file
 from .paths import METADATA_FILENAME, is_hub_uri
 
@@ -48,5 +49,8 @@ def read_root_file(
 
 def _not_found(uri: str, path: str, name: str) -> str:
     if name == METADATA_FILENAME:
-        return f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}"
+        return (
+            f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}."
+            + videos_hint(uri)
+        )
     return f"root {uri!r} has no file {name!r} ({path!r})"
