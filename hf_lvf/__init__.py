@@ -5,6 +5,7 @@ from ._version import __version__
 from .builder import HfLvfConfig
 from .card import build_card
 from .convert import ConversionSummary, convert_videos
+from .describe import describe
 from .errors import (
     ForkSafetyError,
     FrameDecodeError,
@@ -46,6 +47,7 @@ __all__ = [
     "__version__",
     "build_card",
     "convert_videos",
+    "describe",
     "merge_roots",
     "push_card",
     "push_to_hub",

@@ -21,7 +21,7 @@ LAYERS = (
     ("layout",),
     ("frames", "decode", "samples"),
     ("batches",),
-    ("windows",),
+    ("windows", "describe", "show"),
     ("_datasets",),
     ("_feature",),
     ("iterable", "loader"),

@@ -11,7 +11,7 @@ for a folder without ``_metadata.json``), with a one-line message that says what
 to do; the original is chained.
 """
 
-from .files import join_uri, read_root_file
+from .files import join_uri, read_root_file, root_size_bytes
 from .hints import VIDEO_EXTENSIONS, count_video_files, videos_hint
 from .hub import (
     LANCE_DIRS,
@@ -63,6 +63,7 @@ __all__ = [
     "read_text",
     "resolve_revision",
     "root_folders",
+    "root_size_bytes",
     "roots_of_files",
     "videos_hint",
 ]
