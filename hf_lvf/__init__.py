@@ -22,6 +22,7 @@ from .loader import safe_dataloader
 from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
+from .show import save_window
 from .sizes import DEFAULT_MAX_FRAME_PIXELS
 from .windows import VideoWindows
 from .writer import write_frames
@@ -53,5 +54,6 @@ __all__ = [
     "push_to_hub",
     "read_layout",
     "safe_dataloader",
+    "save_window",
     "write_frames",
 ]
