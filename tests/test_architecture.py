@@ -26,11 +26,11 @@ LAYERS = (
     ("_feature",),
     ("iterable", "loader"),
     ("builder",),
-    ("writer", "synthetic", "append", "merge"),
+    ("writer", "synthetic", "append", "merge", "demo"),
     ("convert",),
     ("card",),
     ("publish",),
-    ("cli",),
+    ("cli", "cli_args"),
     ("__init__",),
 )
 # Where each outside system may be imported (top-level package name -> modules).
