@@ -129,6 +129,25 @@ def root(tmp_path_factory) -> str:
     return str(write_synthetic_root(folder, num_videos=4, num_frames=200, frame_size=(224, 224)))
 
 
+def test_passes_left_open_are_what_the_exit_hook_closes(root):
+    import threading
+
+    from hf_lvf import VideoWindows
+    from hf_lvf.frames.ahead import close_open_generators
+
+    w = VideoWindows(root, window_length=4)
+    passes = [w.iter_samples(), iter(w)]
+    for samples in passes:
+        next(samples)
+    close_open_generators()  # what runs at exit
+    for samples in passes:
+        assert next(samples, None) is None  # closed: its finally ran, its read-ahead ended
+    deadline = time.monotonic() + 30
+    while any(t.name == "hf_lvf-fetch" for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("scenario", list(_READ_ONE))
 def test_a_script_that_reads_one_window_and_ends_exits_cleanly(tmp_path, root, scenario):
     script = _script(tmp_path, _READ_ONE[scenario], root)

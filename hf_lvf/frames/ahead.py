@@ -23,6 +23,7 @@ import contextlib
 import functools
 import logging
 import numbers
+import os
 import threading
 import weakref
 from collections import deque
@@ -58,6 +59,8 @@ def closed_at_exit(make: Callable[P, G]) -> Callable[P, G]:
         with _atexit_lock:
             if not _atexit_registered:
                 atexit.register(close_open_generators)
+                # A forked child must not close (and wait for) the passes of its parent.
+                os.register_at_fork(after_in_child=_open_generators.clear)
                 _atexit_registered = True
             _open_generators.add(generator)
         return generator
