@@ -5,6 +5,7 @@ from ._version import __version__
 from .builder import HfLvfConfig
 from .card import build_card
 from .convert import ConversionSummary, convert_videos
+from .describe import describe
 from .errors import (
     ForkSafetyError,
     FrameDecodeError,
@@ -22,6 +23,7 @@ from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
 from .sampler import ClipSampler
+from .show import save_window
 from .sizes import DEFAULT_MAX_FRAME_PIXELS
 from .windows import VideoWindows
 from .writer import write_frames
@@ -48,10 +50,12 @@ __all__ = [
     "__version__",
     "build_card",
     "convert_videos",
+    "describe",
     "merge_roots",
     "push_card",
     "push_to_hub",
     "read_layout",
     "safe_dataloader",
+    "save_window",
     "write_frames",
 ]

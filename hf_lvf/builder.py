@@ -335,10 +335,11 @@ def _code_hash() -> str:
 
 def _resolve_data_arguments(arguments: dict[str, Any]) -> None:
     """``dataset_module_factory`` arguments for ``"hf_lvf"``: roots in place of a ``data_dir``."""
-    data_dir = arguments.get("data_dir")
-    data_files = arguments.get("data_files")
+    data_dir = arguments.get("data_dir") or None  # "" too: never the working directory
+    data_files = arguments.get("data_files") or None
     if data_dir is None and data_files is None:
         raise ValueError(_MISSING_DATA)
+    arguments["data_dir"] = data_dir
     local_dir = data_dir is not None and "://" not in str(data_dir)
     token = getattr(arguments.get("download_config"), "token", None)
     if data_files is None and local_dir:

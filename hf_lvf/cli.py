@@ -1,98 +1,34 @@
-"""The ``hf-lvf`` command line. The only module that prints or configures logging."""
+"""The ``hf-lvf`` command line: runs the commands whose arguments :mod:`hf_lvf.cli_args`
+defines. The only module that prints or configures logging."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-import tempfile
 import time
-from pathlib import Path
+
+from .cli_args import build_parser
+from .errors import LVFError
+
+# What a command prints as one line ("hf-lvf: error: ...") and exits 2 for; anything else is a
+# bug and keeps its traceback.
+_USER_ERRORS = (
+    LVFError,
+    ValueError,
+    IndexError,
+    FileExistsError,
+    FileNotFoundError,
+    BlockingIOError,
+)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .synthetic import write_synthetic_root
-    from .windows import VideoWindows
+    from .demo import run_demo
 
-    with tempfile.TemporaryDirectory(prefix="hf_lvf_demo_") as tmp:
-        root = Path(args.root) if args.root else Path(tmp) / "demo_root"
-        height, width = args.frame_size
-        started = time.perf_counter()
-        write_synthetic_root(
-            root,
-            num_videos=args.videos,
-            num_frames=args.frames,
-            frame_size=(height, width),
-            overwrite=True,
-        )
-        write_s = time.perf_counter() - started
-        windows = VideoWindows(root, window_length=args.window_length, hop_size=args.hop_size)
-        started = time.perf_counter()
-        count, sample = 0, None
-        for count, sample in enumerate(windows, 1):  # noqa: B007 - the last one is shown
-            pass
-        read_s = time.perf_counter() - started
-        rows = [
-            ("root", str(root)),
-            ("videos", str(len(windows.videos))),
-            ("frames", str(int(windows.layout.num_frames.sum()))),
-            ("window_length / hop_size", f"{args.window_length} / {args.hop_size}"),
-            ("windows", str(len(windows))),
-            ("write", f"{write_s:.2f} s"),
-            ("windows/s (sequential)", f"{count / read_s:.1f}"),
-            ("sample video shape", f"{tuple(sample['video'].shape)} {sample['video'].dtype}"),
-        ]
-        for extra in _demo_extras(root, args):
-            rows.append(extra)
-        width_col = max(len(k) for k, _ in rows)
-        for key, value in rows:
-            print(f"{key:<{width_col}}  {value}")
+    options = ("videos", "frames", "frame_size", "window_length", "hop_size")
+    _print_rows(run_demo(args.root, **{name: getattr(args, name) for name in options}))
     return 0
-
-
-def _demo_extras(root: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
-    """More rows for the demo table, from the front ends built on the core."""
-    import datasets
-    import numpy as np
-
-    from .windows import VideoWindows
-
-    params = {"window_length": args.window_length, "hop_size": args.hop_size}
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="hf_lvf_demo_cache_") as cache_dir:
-        for streaming in (True, False):
-            started = time.perf_counter()
-            ds = datasets.load_dataset(
-                "hf_lvf",
-                data_dir=str(root),
-                split="train",
-                streaming=streaming,
-                cache_dir=cache_dir,
-                **params,
-            )
-            if not streaming:
-                ds = ds.with_format("numpy")
-            load_s = time.perf_counter() - started
-            core = VideoWindows(root, **params).iter_samples()
-            same, count, read_s = True, 0, 0.0
-            started = time.perf_counter()
-            for row in ds if streaming else (ds[i] for i in range(len(ds))):
-                read_s += time.perf_counter() - started
-                want = next(core)
-                same &= bool(np.array_equal(row["video"], want["video"]))
-                same &= int(row["sample_idx"]) == want["sample_idx"]
-                count += 1
-                started = time.perf_counter()
-            same &= next(core, None) is None
-            mode = "streaming" if streaming else "map-style, numpy"
-            rows.append(
-                (
-                    f"load_dataset ({mode}) windows/s",
-                    f"{count / read_s:.1f} (load {load_s:.2f} s; windows equal the core's: "
-                    f"{'yes' if same else 'NO'})",
-                )
-            )
-    return rows
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -129,9 +65,7 @@ def _convert(args: argparse.Namespace) -> int:
         ("time", f"{summary.seconds:.2f} s"),
         ("frames/s", f"{summary.frames_per_second:.1f}"),
     ]
-    width_col = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width_col}}  {value}")
+    _print_rows(rows)
     for item in summary.skipped:
         print(f"  skipped {item.path}: {item.reason}")
     return 0
@@ -150,26 +84,8 @@ def _merge(args: argparse.Namespace) -> int:
         ("frames", str(layout.num_rows)),
         ("time", f"{time.perf_counter() - started:.2f} s"),
     ]
-    width_col = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width_col}}  {value}")
+    _print_rows(rows)
     return 0
-
-
-def _resize(text: str) -> int | tuple[int, int]:
-    """``N`` (shorter side) or ``HxW`` (exact)."""
-    try:
-        return int(text)
-    except ValueError:
-        return _frame_size(text)
-
-
-def _frame_size(text: str) -> tuple[int, int]:
-    try:
-        height, width = (int(x) for x in text.lower().split("x"))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected HxW such as 64x64, got {text!r}") from err
-    return height, width
 
 
 def _card_options(args: argparse.Namespace) -> dict:
@@ -217,112 +133,59 @@ def _card(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_card_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("dataset card")
-    group.add_argument("--license", help="Hub license id, e.g. cc-by-4.0 (default: kept/unknown)")
-    group.add_argument("--pretty-name", help="the card's title")
-    group.add_argument(
-        "--window-length",
-        type=int,
-        help="frames per sample in the load code (default: up to 16, as the videos allow)",
+def _info(args: argparse.Namespace) -> int:
+    import json
+
+    from .describe import describe, format_description
+
+    described = describe(
+        args.root, revision=args.revision, token=args.token, **_window_options(args)
     )
-    group.add_argument("--frame-skip", type=int, help="frames skipped inside a sample (0)")
-    group.add_argument("--hop-size", type=int, help="frames between sample starts (window length)")
+    print(json.dumps(described, indent=2) if args.json else format_description(described))
+    return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hf-lvf", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _show(args: argparse.Namespace) -> int:
+    from .show import describe_sample, frame_duration_ms, save_window
+    from .windows import VideoWindows
 
-    demo = sub.add_parser("demo", help="write a small synthetic root and read it back")
-    demo.add_argument("--root", help="where to write it (default: a temporary folder)")
-    demo.add_argument("--videos", type=int, default=4)
-    demo.add_argument("--frames", type=int, default=48, help="frames per video")
-    demo.add_argument("--frame-size", type=_frame_size, default=(64, 64), help="HxW")
-    demo.add_argument("--window-length", type=int, default=16)
-    demo.add_argument("--hop-size", type=int, default=4)
-    demo.set_defaults(func=_demo)
+    windows = VideoWindows(
+        args.root,
+        frame_size=args.frame_size,
+        crop=args.crop,
+        revision=args.revision,
+        token=args.token,
+        **_window_options(args),
+    )
+    sample = save_window(windows, args.index, args.output, fps=args.fps, lossless=args.lossless)
+    frames, (height, width) = len(sample["video"]), windows.frame_size
+    written = f"{args.output} ({frames} frames of {height}x{width}"
+    if not str(args.output).lower().endswith(".png"):
+        written += f", {frame_duration_ms(windows, sample['video_idx'], args.fps)} ms each"
+    _print_rows([("written", written + ")"), *describe_sample(sample)])
+    return 0
 
-    convert = sub.add_parser(
-        "convert",
-        help="convert video files (or a videofolder-style folder) to a new root, or append them",
-        description="Convert video files to a new lance-video-frames root (or, with --append, "
-        "add them to an existing one). INPUT is a file, a glob pattern or a folder (class "
-        "sub-folders become a label; metadata.csv/jsonl with a file_name column adds per-video "
-        "fields).",
-    )
-    convert.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or folders")
-    convert.add_argument("root", metavar="ROOT", help="the root folder to create (or append to)")
-    convert.add_argument("--quality", type=int, default=65, help="WebP quality 0-100 (65)")
-    convert.add_argument(
-        "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
-    )
-    convert.add_argument(
-        "--crop",
-        choices=("none", "center"),
-        default="none",
-        help="center: scale to cover --resize keeping the aspect ratio, keep the middle "
-        "(one size for all videos); none: as --resize says (default)",
-    )
-    convert.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
-    convert.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: 1 per core; 0: none)"
-    )
-    convert.add_argument(
-        "--on-error", choices=("skip", "raise"), default="skip", help="for unreadable files"
-    )
-    existing = convert.add_mutually_exclusive_group()
-    existing.add_argument("--overwrite", action="store_true", help="replace an existing ROOT")
-    existing.add_argument(
-        "--append",
-        action="store_true",
-        help="add the videos to an existing ROOT (files already in it are skipped)",
-    )
-    convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    convert.set_defaults(func=_convert)
 
-    merge = sub.add_parser(
-        "merge",
-        help="merge roots into a new one (frames copied, not re-encoded)",
-        description="Build the root DEST from the videos of every ROOT, in order, copying each "
-        "frame's WebP bytes as they are. Video ids are shifted past those of the roots before.",
-    )
-    merge.add_argument("roots", nargs="+", metavar="ROOT", help="the roots to merge, in order")
-    merge.add_argument("dest", metavar="DEST", help="the root folder to create")
-    merge.add_argument("--overwrite", action="store_true", help="replace an existing DEST")
-    merge.set_defaults(func=_merge)
+def _print_rows(rows: list[tuple[str, str]]) -> None:
+    width_col = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width_col}}  {value}")
 
-    push = sub.add_parser(
-        "push",
-        help="publish a root and its dataset card to a Hub dataset repo, in one commit",
-        description="Publish ROOT to the dataset repo REPO_ID (created if needed) with a "
-        "generated dataset card and preview picture, in one commit.",
-    )
-    push.add_argument("root", metavar="ROOT", help="the local root folder")
-    push.add_argument("repo_id", metavar="REPO_ID", help="namespace/name of the dataset repo")
-    push.add_argument("--path-in-repo", help="folder of the repo to put the root in (default: top)")
-    push.add_argument("--revision", help="branch to commit to (default: main)")
-    push.add_argument("--private", action="store_true", help="create the repo private")
-    push.add_argument("--token", help="Hub token with write access (default: HF_TOKEN / login)")
-    push.add_argument("--commit-message", help="the commit's title")
-    _add_card_arguments(push)
-    push.set_defaults(func=_push)
 
-    card = sub.add_parser(
-        "card",
-        help="write the dataset card (README.md) of a root and its preview picture",
-        description="Write the dataset card of ROOT and its preview picture beside it. The "
-        "user-written sections of an existing card at the output path are kept.",
-    )
-    card.add_argument("root", metavar="ROOT", help="the root (a folder or hf://datasets/...)")
-    card.add_argument("-o", "--output", default="README.md", help="the card's path (README.md)")
-    card.add_argument("--repo-id", help="the dataset repo the load code names")
-    card.add_argument("--path-in-repo", help="the root's folder in that repo (default: top)")
-    card.add_argument("--no-preview", action="store_true", help="no preview picture")
-    _add_card_arguments(card)
-    card.set_defaults(func=_card)
-    return parser
+def _window_options(args: argparse.Namespace) -> dict:
+    names = ("window_length", "frame_skip", "hop_size", "min_video_frames")
+    return {name: getattr(args, name) for name in names}
+
+
+_COMMANDS = {
+    "info": _info,
+    "show": _show,
+    "convert": _convert,
+    "merge": _merge,
+    "card": _card,
+    "push": _push,
+    "demo": _demo,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,11 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    from .errors import LVFError
-
     try:
-        return args.func(args)
-    except (LVFError, ValueError, FileExistsError, FileNotFoundError, BlockingIOError) as err:
+        return _COMMANDS[args.command](args)
+    except _USER_ERRORS as err:
         print(f"hf-lvf: error: {err}", file=sys.stderr)
         return 2
 

@@ -30,7 +30,6 @@ permutation.
 from __future__ import annotations
 
 import copy
-import numbers
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,6 +39,7 @@ import numpy as np
 from . import windows as _windows
 from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
 from .clips import CLIP_MODES, ClipMode, ClipSampling
+from .plan import check_integer
 from .windows import VideoWindows
 
 # A shard is read in batches of this many windows; shard bounds are aligned to it.
@@ -80,12 +80,6 @@ def window_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
     if num_windows // num_shards >= READ_BATCH:
         bounds[1:-1] = bounds[1:-1] // READ_BATCH * READ_BATCH  # still strictly increasing
     return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 class _PermutedWindows(BaseExamplesIterable):
@@ -226,7 +220,7 @@ def to_iterable_dataset(
     if not isinstance(shuffle, bool):
         raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
     if seed is not None:
-        seed = _check_int("seed", seed, 0)
+        seed = check_integer("seed", seed, 0)
     elif shuffle:
         # Fixed now, so that every worker and node draws the same permutation.
         seed = int(np.random.SeedSequence().entropy % 2**63)
@@ -238,7 +232,7 @@ def to_iterable_dataset(
     )
     if num_shards is None:
         num_shards = default_num_shards(total)
-    num_shards = _check_int("num_shards", num_shards, 1)
+    num_shards = check_integer("num_shards", num_shards, 1)
     if num_shards > total:
         raise ValueError(
             f"num_shards must be <= the number of windows ({total}), got {num_shards!r}"
@@ -266,7 +260,7 @@ def clip_options(
         ValueError: a value is out of range, or ``clip_sampling``/``clip_seed`` is set
             without ``clips_per_video``.
     """
-    _check_int("clip_seed", clip_seed, 0)
+    check_integer("clip_seed", clip_seed, 0)
     if clip_sampling not in CLIP_MODES:
         raise ValueError(f"clip_sampling must be 'random' or 'uniform', got {clip_sampling!r}")
     if clips_per_video is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import sys
+import warnings
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -107,6 +108,9 @@ def safe_dataloader(
             ``"spawn"`` (``"fork"`` is refused: it is what this helper avoids).
         persistent_workers: keep workers across epochs; default ``num_workers > 0``.
         **kwargs: passed on to ``DataLoader`` (``shuffle``, ``collate_fn``, ``timeout``...).
+            Without a ``collate_fn``, batches are collated by PyTorch's default, which stacks
+            the read-only windows of sequential reads into new tensors; its warning that
+            they are not writable (harmless there) is not shown.
 
     Returns:
         The ``DataLoader``.
@@ -138,6 +142,8 @@ def safe_dataloader(
             "multiprocessing_context must be 'forkserver' or 'spawn' (pylance is not fork-safe), "
             f"got {multiprocessing_context!r}"
         )
+    if batch_size is not None or kwargs.get("batch_sampler") is not None:
+        kwargs.setdefault("collate_fn", quiet_default_collate)
     if num_workers == 0:
         return DataLoader(dataset, batch_size=batch_size, num_workers=0, **kwargs)
     check_main_guard("safe_dataloader")
@@ -153,4 +159,19 @@ def safe_dataloader(
     )
 
 
-__all__ = ["check_main_guard", "safe_dataloader"]
+def quiet_default_collate(batch: Any) -> Any:
+    """PyTorch's ``default_collate`` without its warning that a numpy array is not writable.
+
+    The windows of a sequential read are read-only views (``VideoWindows.iter_samples``);
+    ``default_collate`` makes each a tensor that shares its memory, warns once per process
+    that writing into it would be undefined, then stacks them into a new tensor, so nothing
+    can write into them. A ``collate_fn`` of the caller's own might, so it keeps the warning.
+    """
+    from torch.utils.data import default_collate
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return default_collate(batch)
+
+
+__all__ = ["check_main_guard", "quiet_default_collate", "safe_dataloader"]

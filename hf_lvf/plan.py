@@ -25,6 +25,13 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     return int(value)
 
 
+def check_integer(name: str, value: object, minimum: int) -> int:
+    """``value`` as an int, or a ``ValueError`` naming ``name``: an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True, kw_only=True)
 class WindowParams:
     """How windows are cut from videos.

@@ -17,9 +17,10 @@ import numpy as np
 from .batches import FrameBatches, ReadAhead, plan_strips
 from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
+from .frames.ahead import closed_at_exit
 from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from .location import lance_location, pin_root
-from .plan import SegmentPlan, WindowParams
+from .plan import SegmentPlan, WindowParams, check_integer
 from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 from .sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
@@ -316,6 +317,7 @@ class VideoWindows:
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         return self._read(idx)[0]
 
+    @closed_at_exit  # a pass left open at exit ends before the interpreter's teardown
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
     ) -> Iterator[dict[str, Any]]:
@@ -335,12 +337,7 @@ class VideoWindows:
         ``ValueError``; ``np.array(sample["video"])`` gives a private, writable copy.
         (:meth:`take` returns writable arrays of their own.)
         """
-        if (
-            isinstance(batch_size, bool)
-            or not isinstance(batch_size, numbers.Integral)
-            or batch_size < 1
-        ):
-            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        check_integer("batch_size", batch_size, 1)
         if indices is None:
             indices = np.arange(len(self), dtype=np.int64)
         indices = self._plan.normalize(np.asarray(indices).reshape(-1))

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..layout import RootLayout, read_layout
 from ..plan import WindowParams
+from ..show import contact_sheet
 from ..windows import VideoWindows
 
 if TYPE_CHECKING:
@@ -72,23 +73,10 @@ def render_preview(
         )
         picks.append(windows.plan.first_window[v] + frames)
     tiles = windows.read_video(np.concatenate(picks))[:, 0]
-    gap = 4
-    sheet = np.full(
-        (
-            len(videos) * (tile_height + gap) + gap,
-            columns * (tile_width + gap) + gap,
-            3,
-        ),
-        24,
-        np.uint8,
+    ends = np.cumsum([len(frames) for frames in picks]).tolist()
+    sheet = contact_sheet(
+        [list(tiles[end - len(frames) : end]) for frames, end in zip(picks, ends, strict=True)]
     )
-    k = 0
-    for row, frames in enumerate(picks):
-        for col in range(len(frames)):
-            y = gap + row * (tile_height + gap)
-            x = gap + col * (tile_width + gap)
-            sheet[y : y + tile_height, x : x + tile_width] = tiles[k]
-            k += 1
     buf = io.BytesIO()
     Image.fromarray(sheet, "RGB").save(buf, format="PNG")
     return buf.getvalue()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ..location import VIDEO_EXTENSIONS
 from ..writer import (
     check_metadata,
 )
@@ -21,10 +22,9 @@ if TYPE_CHECKING:
     pass
 
 
-#: File name endings a folder walk picks up (case-insensitive). Files and glob
-#: matches given explicitly are converted whatever their ending.
-VIDEO_EXTENSIONS = (".avi", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".webm")
-
+# VIDEO_EXTENSIONS (from hf_lvf.location, where the "this folder holds videos" hints use
+# them too): the file name endings a folder walk picks up (case-insensitive). Files and glob
+# matches given explicitly are converted whatever their ending.
 
 METADATA_FILENAMES = ("metadata.csv", "metadata.jsonl")
 

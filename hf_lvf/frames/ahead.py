@@ -5,20 +5,77 @@ frame reader's) ahead of the caller. It is bounded by :class:`FetchAhead` (batch
 in flight, encoded bytes held) and it is a generator: closing it (a ``break`` in
 the caller's loop, an exception, the end of a DataLoader worker) cancels what has
 not started and lets the threads end with the fetches already under way.
+
+Passes left open when the interpreter exits (a script that read a few windows with
+``next(iter(...))`` and ended) are closed by an ``atexit`` hook (:func:`closed_at_exit`),
+while every module is still whole: left to the garbage collector, they would be
+finalised while the interpreter tears its modules down, their ``finally`` blocks would
+find module globals gone, and Python would print "Exception ignored in: <generator ...>".
+The fetch threads of a remote root are daemon threads: they only wait for a read that
+runs on a daemon thread of its own (:func:`hf_lvf.location._calls.call_within`), and a
+stalled connection must not hold up the exit of a process (Ctrl-C) for its timeouts.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
+import logging
 import numbers
+import os
+import threading
+import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 
 Fetch = Callable[[np.ndarray], list[bytes]]
+P = ParamSpec("P")
+G = TypeVar("G", bound=Generator)
+logger = logging.getLogger("hf_lvf.frames")
+
+# Generators made by closed_at_exit functions and not yet finished (weakly held: one let go
+# is closed by the garbage collector as usual, while the interpreter is whole).
+_open_generators: weakref.WeakSet[Generator] = weakref.WeakSet()
+_atexit_lock = threading.Lock()
+_atexit_registered = False
+
+
+def closed_at_exit(make: Callable[P, G]) -> Callable[P, G]:
+    """Decorate a generator function: each generator it makes that is still open when the
+    interpreter exits is closed by an ``atexit`` hook, so that its ``finally`` runs while
+    the modules it needs are whole. Nothing else changes (the body still starts at the
+    first ``next``)."""
+
+    @functools.wraps(make)
+    def tracked(*args: P.args, **kwargs: P.kwargs) -> G:
+        global _atexit_registered
+        generator = make(*args, **kwargs)
+        with _atexit_lock:
+            if not _atexit_registered:
+                atexit.register(close_open_generators)
+                # A forked child must not close (and wait for) the passes of its parent.
+                os.register_at_fork(after_in_child=_open_generators.clear)
+                _atexit_registered = True
+            _open_generators.add(generator)
+        return generator
+
+    return tracked
+
+
+def close_open_generators() -> None:
+    """Close every generator of :func:`closed_at_exit` functions still open (the ``atexit``
+    hook; also safe to call at any time from the thread that iterates them)."""
+    for generator in list(_open_generators):
+        try:
+            generator.close()
+        except Exception as err:  # noqa: BLE001  (running in another thread, raised in finally)
+            logger.debug("could not close %r at exit: %s", generator, err)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,11 +145,14 @@ class Fetched:
         return found, np.flatnonzero(~held)
 
 
+@closed_at_exit
 def read_ahead(
     fetch: Fetch,
     row_batches: Iterable[np.ndarray],
     options: FetchAhead,
     seen: list[int] | None = None,
+    *,
+    daemon: bool = False,
 ) -> Iterator[Fetched]:
     """Yield the encoded frames of each batch of ``row_batches``, fetched ahead by ``fetch``.
 
@@ -101,8 +161,10 @@ def read_ahead(
     and bytes fetched so far, updated here; pass the same list to later runs). While it
     is empty, the first batch is fetched alone, in the calling thread (so a reader opens
     its table there). ``row_batches`` is consumed lazily, as far as the read-ahead
-    reaches. Closing the generator cancels the fetches that have not started; those
-    under way end on their own (bounded by the reader's timeouts) and so do their threads.
+    reaches. Closing the generator drops the fetches under way: they end on their own
+    (bounded by the reader's timeouts) and so do their threads, one per fetch, named
+    ``hf_lvf-fetch``; ``daemon=True`` makes them daemon threads, which the exit of the
+    interpreter does not wait for.
 
     Raises:
         whatever ``fetch`` raises, when the batch that failed is reached.
@@ -122,7 +184,6 @@ def read_ahead(
             return
         first = np.asarray(first, np.int64)
         pending.append((_counted(Fetched(first, fetch(first)), seen), first.size))
-    pool = ThreadPoolExecutor(options.depth, thread_name_prefix="hf_lvf-fetch")
     exhausted = False
     try:
         while True:
@@ -136,17 +197,29 @@ def read_ahead(
                     exhausted = True
                     break
                 rows = np.asarray(rows, np.int64)
-                pending.append((pool.submit(lambda r=rows: Fetched(r, fetch(r))), len(rows)))
+                pending.append((_start_fetch(fetch, rows, daemon), len(rows)))
                 ahead += len(rows) * per_row
             if not pending:
                 return
             item, _ = pending.popleft()
             yield item if isinstance(item, Fetched) else _counted(item.result(), seen)
     finally:
-        for item, _ in pending:
-            if isinstance(item, Future):
-                item.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pending.clear()  # what is under way ends on its own, its result dropped
+
+
+def _start_fetch(fetch: Fetch, rows: np.ndarray, daemon: bool) -> Future[Fetched]:
+    """``Fetched(rows, fetch(rows))`` on a thread of its own (at most ``depth`` at once)."""
+    future: Future[Fetched] = Future()
+    future.set_running_or_notify_cancel()
+
+    def run() -> None:
+        try:
+            future.set_result(Fetched(rows, fetch(rows)))
+        except BaseException as err:  # handed to whoever takes the batch
+            future.set_exception(err)
+
+    threading.Thread(target=run, name="hf_lvf-fetch", daemon=daemon).start()
+    return future
 
 
 def _counted(fetched: Fetched, seen: list[int]) -> Fetched:
@@ -160,6 +233,8 @@ class AheadReads:
     through ``_read_held(rows)``, which serves what the current batch of a read-ahead holds."""
 
     _current: Fetched | None = None
+    #: Reads of a remote table wait on a daemon thread of their own (see the module docstring).
+    is_remote: bool = False
 
     def _read_now(self, rows: np.ndarray) -> list[bytes]:
         raise NotImplementedError
@@ -185,7 +260,7 @@ class AheadReads:
         the block (a ``break``, an exception, ``close()`` of the caller) stops the read-ahead.
         """
         seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
-        fetched = read_ahead(self._read_now, row_batches, options, seen)
+        fetched = read_ahead(self._read_now, row_batches, options, seen, daemon=self.is_remote)
 
         def next_batch() -> None:
             self._current = None

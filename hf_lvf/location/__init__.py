@@ -11,7 +11,8 @@ for a folder without ``_metadata.json``), with a one-line message that says what
 to do; the original is chained.
 """
 
-from .files import join_uri, read_root_file, root_file_identity
+from .files import join_uri, read_root_file, root_file_identity, root_size_bytes
+from .hints import VIDEO_EXTENSIONS, count_video_files, videos_hint
 from .hub import (
     LANCE_DIRS,
     PinnedRoot,
@@ -39,9 +40,11 @@ __all__ = [
     "LANCE_DIRS",
     "METADATA_FILENAME",
     "REPO_TYPE",
+    "VIDEO_EXTENSIONS",
     "HubPath",
     "PinnedRoot",
     "RemoteFile",
+    "count_video_files",
     "download_root",
     "expand_data_files",
     "find_roots",
@@ -61,5 +64,7 @@ __all__ = [
     "resolve_revision",
     "root_file_identity",
     "root_folders",
+    "root_size_bytes",
     "roots_of_files",
+    "videos_hint",
 ]

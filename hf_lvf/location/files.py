@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
 
 from ..errors import LayoutError, RootNotFoundError
-from .hub import read_hub_file
+from .hints import videos_hint
+from .hub import list_file_entries, read_hub_file
 from .paths import METADATA_FILENAME, is_hub_uri, parse_hub_uri
 
+logger = logging.getLogger("hf_lvf.location")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -81,5 +84,36 @@ def root_file_identity(
 
 def _not_found(uri: str, path: str, name: str) -> str:
     if name == METADATA_FILENAME:
-        return f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}"
+        return (
+            f"{uri!r} is not a lance-video-frames root: no {METADATA_FILENAME} at {path!r}."
+            + videos_hint(uri)
+        )
     return f"root {uri!r} has no file {name!r} ({path!r})"
+
+
+def root_size_bytes(uri: str, storage_options: Mapping[str, str] | None = None) -> int | None:
+    """Bytes of every file of the root at ``uri`` (its size on disk, or in the repo), from one
+    listing: a walk of a local folder, the repo's file list at the pinned revision
+    (``storage_options["hf_revision"]``) for ``hf://``, fsspec's ``du`` for object stores.
+    ``None`` where the listing fails (the size is a description, never a reason to fail).
+    """
+    options = dict(storage_options or {})
+    try:
+        if is_hub_uri(uri):
+            path = parse_hub_uri(uri)
+            sha = path.revision or options.get("hf_revision")
+            entries = list_file_entries(path.repo_id, sha or "main", options.get("hf_token"))
+            prefix = f"{path.path_in_repo}/" if path.path_in_repo else ""
+            return sum(e.size for name, e in entries.items() if name.startswith(prefix))
+        if "://" in uri:
+            import fsspec
+
+            fs, root = fsspec.core.url_to_fs(uri, **options)
+            return int(fs.du(root, total=True))
+        total = 0
+        for folder, _, files in os.walk(uri):
+            total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+        return total
+    except Exception as err:  # noqa: BLE001  (a description: unknown, never a failure)
+        logger.debug("cannot list the files of root %s: %s", uri, err)
+        return None

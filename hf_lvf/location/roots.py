@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RootNotFoundError
+from .hints import video_files_hint, videos_hint
 from .hub import list_files, resolve_revision
 from .paths import METADATA_FILENAME, HubPath, is_hub_uri, parse_hub_uri
 
@@ -157,7 +158,9 @@ def find_roots(data_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
     """
     folder = Path(data_dir).expanduser().resolve()
     if not folder.is_dir():
-        raise RootNotFoundError(f"data_dir {str(data_dir)!r} is not a folder")
+        raise RootNotFoundError(
+            f"data_dir {str(data_dir)!r} is not a folder." + videos_hint(data_dir)
+        )
     if _is_root(folder):
         return {"train": [str(folder / METADATA_FILENAME)]}
     splits: dict[str, list[str]] = {}
@@ -174,7 +177,8 @@ def find_roots(data_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
     if not splits:
         raise RootNotFoundError(
             f"data_dir {str(data_dir)!r} is not a lance-video-frames root (no {METADATA_FILENAME}) "
-            "and none of its sub-folders is one or holds one (train/, validation/, test/)"
+            "and none of its sub-folders is one or holds one (train/, validation/, test/)."
+            + videos_hint(data_dir)
         )
     ordered = [s for s in _SPLIT_ORDER if s in splits] + sorted(set(splits) - set(_SPLIT_ORDER))
     return {s: splits[s] for s in ordered}
@@ -189,6 +193,7 @@ def roots_of_files(files: Sequence[str], split: str) -> tuple[str, ...]:
         raise RootNotFoundError(
             f"the data files of split {split!r} ({shown}{', ...' if len(files) > 3 else ''}) hold "
             f"no {METADATA_FILENAME}: give roots (folders) or their {METADATA_FILENAME}"
+            + video_files_hint(files)
         )
     return tuple(roots)
 
@@ -197,6 +202,11 @@ def expand_data_files(data_files: Any, base: Path) -> Any:
     """Local folders in ``data_files`` -> the ``_metadata.json`` of the roots in them."""
 
     def expand(pattern: Any) -> list[Any]:
+        if isinstance(pattern, (str, os.PathLike)) and not str(pattern).strip():
+            raise ValueError(
+                f"data_files holds an empty path {pattern!r}: give roots (folders) or their "
+                f"{METADATA_FILENAME}, never '' (that would be the working directory)"
+            )
         if not isinstance(pattern, (str, os.PathLike)) or "://" in str(pattern):
             return [pattern]
         path = Path(pattern).expanduser()
@@ -205,6 +215,12 @@ def expand_data_files(data_files: Any, base: Path) -> Any:
             roots = _sub_roots(path)
             if roots:
                 return [str(r / METADATA_FILENAME) for r in roots]
+            hint = videos_hint(path)
+            if hint:  # datasets would say "Unable to find" the folder
+                raise RootNotFoundError(
+                    f"data_files entry {str(pattern)!r} is not a lance-video-frames root and "
+                    "none of its sub-folders is one." + hint
+                )
         return [pattern]
 
     def expand_all(patterns: Any) -> list[Any]:

@@ -1,0 +1,343 @@
+"""``hf_lvf.describe``: what a root holds, from its metadata, as a plain dict (and as a table).
+
+Everything is computed from ``_metadata.json`` (columns of the video table, in numpy, no
+loop over videos) and from the Lance manifest (the version read, rows, data file sizes);
+no frame is read, so a root of a million videos is described in about the time it takes to
+open it. What a read would refuse (a Lance table that does not match the video table,
+videos of several sizes without ``frame_size``, no window for the parameters) is listed
+under ``problems`` instead of raised: a description should show everything at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import LayoutError
+from .frames.facts import table_facts
+from .layout import MISSING_VALUES, read_layout
+from .location import pin_root, root_size_bytes
+from .plan import WindowParams, plan_windows
+from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT
+
+# Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
+_MAX_LISTED = 20
+
+
+def describe(
+    root: str | os.PathLike[str],
+    *,
+    window_length: int = 1,
+    frame_skip: int = 0,
+    hop_size: int = 1,
+    min_video_frames: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+) -> dict[str, Any]:
+    """Describe a root: videos, frames, sizes, frame rates, metadata fields, windows, bytes.
+
+    Args:
+        root: a local folder, ``hf://datasets/org/repo[/sub]`` or an object-store URL.
+        window_length, frame_skip, hop_size, min_video_frames: the window parameters of
+            :class:`~hf_lvf.VideoWindows`; ``windows`` counts the windows they give.
+        storage_options: for reading the root (object-store credentials and such).
+        revision, token: for ``hf://`` roots, as for :class:`~hf_lvf.VideoWindows`.
+
+    Returns:
+        A dict that ``json.dumps`` takes:
+
+        - ``root`` (and ``revision``, the commit sha, for ``hf://``), ``videos``, ``frames``;
+        - ``frames_per_video``: ``{"min", "mean", "max"}``;
+        - ``frame_sizes``: ``[{"height", "width", "videos", "frames"}]``, most videos first;
+        - ``fps``: ``[{"fps", "videos"}]`` of the videos whose frame rate is recorded (entry
+          ``fps`` or ``metadata["fps"]``); ``duration``: ``{"seconds", "videos", "min_seconds",
+          "max_seconds"}`` of those videos, ``None`` when no video has one;
+        - ``window_params``, ``windows``, ``videos_with_windows``;
+        - ``bytes``: ``{"per_frame_mean"`` (encoded bytes per frame: the Lance data files
+          over the frames), ``"data"`` (those files), ``"on_disk"`` (every file of the root)``}``,
+          each ``None`` when unknown;
+        - ``fields``: per metadata field ``{"dtype", "values": [{"value", "videos"}] (most
+          frequent first, at most 20; with ``"name"`` from ``label_names`` for ``label``),
+          "distinct"}`` (``min``/``mean``/``max`` and ``missing`` for float fields; a video
+          that lacks an int or string field counts under its placeholder, -1 or ``""``);
+        - ``encoding``, ``quality``, ``resize``, ``crop``, ``skipped`` (inputs a conversion
+          skipped), ``lance_version`` (the version read), ``lance_fragments``;
+        - ``problems``: what a read would refuse or find, in words (empty when none).
+
+    Raises:
+        RootNotFoundError, LayoutError: no ``_metadata.json``, or one that is malformed.
+        HubError: the repo or revision of an ``hf://`` root is missing or not accessible.
+        ValueError: a window parameter is out of range.
+
+    Example:
+        >>> hf_lvf.describe("clips/", window_length=16)["windows"]  # doctest: +SKIP
+        1140
+    """
+    params = WindowParams(
+        window_length=window_length,
+        frame_skip=frame_skip,
+        hop_size=hop_size,
+        min_video_frames=min_video_frames,
+    )
+    uri = os.fspath(root)
+    pinned_sha = None
+    if uri.startswith("hf://"):
+        pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
+        uri, storage_options, pinned_sha = pinned.uri, pinned.storage_options, pinned.sha
+    elif revision is not None or token is not None:
+        raise ValueError(f"revision= and token= apply to hf:// roots only, got root {uri!r}")
+    layout = read_layout(uri, storage_options=storage_options)
+    header = layout.header
+    problems: list[str] = []
+    num_frames = layout.num_frames
+    sizes = layout.frame_sizes
+    plan = plan_windows(num_frames, params)
+    with_windows = plan.windows_per_video > 0
+
+    try:
+        facts = table_facts(layout, storage_options)
+    except (LayoutError, OSError) as err:  # HubError is an OSError
+        facts = None
+        problems.append(f"the Lance table cannot be read: {err}")
+    if not with_windows.any():
+        problems.append(
+            f"no window: every video has fewer than max(span={params.span}, "
+            f"min_video_frames={params.min_video_frames}) frames (longest: "
+            f"{int(num_frames.max())}); VideoWindows and load_dataset would refuse the root"
+        )
+    window_sizes = np.unique(sizes[with_windows], axis=0)
+    if len(window_sizes) > 1:
+        shown = ", ".join(f"{h}x{w}" for h, w in window_sizes[:5].tolist())
+        more = ", ..." if len(window_sizes) > 5 else ""
+        problems.append(
+            f"the videos that yield windows differ in size ({shown}{more}, HxW), so "
+            f"VideoWindows and load_dataset need frame_size=: {MIXED_SIZES_HINT}"
+        )
+    too_big = np.flatnonzero(sizes.prod(axis=1) > DEFAULT_MAX_FRAME_PIXELS)
+    if too_big.size:
+        problems.append(
+            f"{too_big.size} videos declare frames above the default max_frame_pixels="
+            f"{DEFAULT_MAX_FRAME_PIXELS:,} (videos[{int(too_big[0])}]: "
+            f"{int(sizes[too_big[0], 0])}x{int(sizes[too_big[0], 1])}); pass a larger one"
+        )
+    fields, field_problem = _fields(layout, header.get("label_names"))
+    if field_problem:
+        problems.append(field_problem)
+
+    total_frames = int(num_frames.sum())
+    data_bytes = facts.data_bytes if facts is not None else None
+    described = {
+        "root": uri,
+        **({"revision": pinned_sha} if pinned_sha else {}),
+        "videos": len(layout),
+        "frames": total_frames,
+        "frames_per_video": {
+            "min": int(num_frames.min()),
+            "mean": float(num_frames.mean()),
+            "max": int(num_frames.max()),
+        },
+        "frame_sizes": _frame_sizes(sizes, num_frames),
+        **_rates(layout.video_fps, num_frames),
+        "window_params": {
+            "window_length": params.window_length,
+            "frame_skip": params.frame_skip,
+            "hop_size": params.hop_size,
+            "min_video_frames": params.min_video_frames,
+        },
+        "windows": len(plan),
+        "videos_with_windows": int(with_windows.sum()),
+        "bytes": {
+            "per_frame_mean": data_bytes / total_frames if data_bytes and total_frames else None,
+            "data": data_bytes,
+            "on_disk": root_size_bytes(uri, storage_options),
+        },
+        "fields": fields,
+        "encoding": header.get("encoding"),
+        "quality": header.get("quality"),
+        "resize": header.get("resize"),
+        "crop": header.get("crop"),
+        "skipped": header.get("n_skipped"),
+        "lance_version": facts.version if facts is not None else header.get("lance_version"),
+        "lance_fragments": facts.num_fragments if facts is not None else None,
+        "problems": problems,
+    }
+    return described
+
+
+def _frame_sizes(sizes: np.ndarray, num_frames: np.ndarray) -> list[dict[str, int]]:
+    distinct, inverse, counts = np.unique(sizes, axis=0, return_inverse=True, return_counts=True)
+    frames = np.bincount(inverse.reshape(-1), weights=num_frames, minlength=len(distinct))
+    order = np.argsort(-counts, kind="stable")
+    return [
+        {"height": int(h), "width": int(w), "videos": int(n), "frames": int(f)}
+        for (h, w), n, f in zip(
+            distinct[order].tolist(), counts[order].tolist(), frames[order].tolist(), strict=True
+        )
+    ]
+
+
+def _rates(fps: np.ndarray, num_frames: np.ndarray) -> dict[str, Any]:
+    known = np.isfinite(fps) & (fps > 0)
+    if not known.any():
+        return {"fps": [], "duration": None}
+    rates, counts = np.unique(fps[known], return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:_MAX_LISTED]
+    seconds = num_frames[known] / fps[known]
+    return {
+        "fps": [
+            {"fps": float(r), "videos": int(n)}
+            for r, n in zip(rates[order].tolist(), counts[order].tolist(), strict=True)
+        ],
+        "duration": {
+            "seconds": float(seconds.sum()),
+            "videos": int(known.sum()),
+            "min_seconds": float(seconds.min()),
+            "max_seconds": float(seconds.max()),
+        },
+    }
+
+
+def _fields(layout: Any, label_names: Any) -> tuple[dict[str, Any], str | None]:
+    try:
+        dtypes = layout.fields
+    except ValueError as err:  # a field mixes value types: reads refuse the root too
+        return {}, f"the metadata fields cannot be typed: {err}"
+    names = label_names if isinstance(label_names, list) else None
+    return {
+        name: _field(layout.field_values(name), dtype, names if name == "label" else None)
+        for name, dtype in dtypes.items()
+    }, None
+
+
+def _field(values: np.ndarray, dtype: str, label_names: list | None) -> dict[str, Any]:
+    summary: dict[str, Any] = {"dtype": dtype}
+    if dtype == "float64":
+        present = values[~np.isnan(values)]
+        summary["missing"] = int(values.size - present.size)
+        for key, reduce in (("min", np.min), ("mean", np.mean), ("max", np.max)):
+            summary[key] = float(reduce(present)) if present.size else None
+        return summary
+    if dtype == "string":
+        values = values.astype(str)  # fixed-width: sorted in C, not by comparing objects
+    distinct, counts = np.unique(values, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:_MAX_LISTED]
+    listed = []
+    for value, count in zip(distinct[order].tolist(), counts[order].tolist(), strict=True):
+        item: dict[str, Any] = {"value": value, "videos": int(count)}
+        if label_names is not None and isinstance(value, int) and 0 <= value < len(label_names):
+            item["name"] = label_names[value]
+        listed.append(item)
+    summary["values"] = listed
+    summary["distinct"] = int(distinct.size)
+    if dtype in MISSING_VALUES:
+        summary["placeholder"] = MISSING_VALUES[dtype]
+    if label_names is not None:
+        summary["label_names"] = list(label_names)
+    return summary
+
+
+# --- as a table, for people ------------------------------------------------------------------
+
+
+def format_description(described: Mapping[str, Any]) -> str:
+    """The dict of :func:`describe` as an aligned two-column table (what ``hf-lvf info``
+    prints)."""
+    d = described
+    rows: list[tuple[str, str]] = [("root", d["root"])]
+    if d.get("revision"):
+        rows.append(("revision", d["revision"]))
+    per = d["frames_per_video"]
+    rows += [
+        ("videos", f"{d['videos']:,}"),
+        (
+            "frames",
+            f"{d['frames']:,} ({per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f})",
+        ),
+        (
+            "frame sizes (HxW)",
+            _listed((f"{s['height']}x{s['width']}", s["videos"]) for s in d["frame_sizes"]),
+        ),
+    ]
+    if d["fps"]:
+        rows.append(("fps", _listed((f"{r['fps']:g}", r["videos"]) for r in d["fps"])))
+        duration = d["duration"]
+        rows.append(
+            (
+                "duration",
+                f"{_seconds(duration['seconds'])} ({duration['videos']:,} videos with an fps; "
+                f"{_seconds(duration['min_seconds'])} to {_seconds(duration['max_seconds'])} "
+                "a video)",
+            )
+        )
+    else:
+        rows.append(("fps", "not recorded"))
+    p = d["window_params"]
+    params = ", ".join(f"{k}={v}" for k, v in p.items() if v is not None)
+    rows.append(
+        (
+            "windows",
+            f"{d['windows']:,} ({params}; from {d['videos_with_windows']:,} videos)",
+        )
+    )
+    size = d["bytes"]
+    mean = size["per_frame_mean"]
+    rows.append(("bytes per frame", "unknown" if mean is None else f"{mean:,.0f} (mean, encoded)"))
+    rows.append(("size on disk", "unknown" if size["on_disk"] is None else _size(size["on_disk"])))
+    encoding = d["encoding"] or "webp (not recorded)"
+    if d["quality"] is not None:
+        encoding += f", quality {d['quality']}"
+    for key in ("resize", "crop"):
+        if d[key] not in (None, "none"):
+            encoding += f", {key} {d[key]}"
+    rows.append(("encoding", encoding))
+    if d["skipped"]:
+        rows.append(("skipped inputs", f"{d['skipped']:,}"))
+    rows.append(
+        ("lance version", "unknown" if d["lance_version"] is None else str(d["lance_version"]))
+    )
+    for name, field in d["fields"].items():
+        rows.append((f"field {name}", _field_text(field)))
+    rows += [("problem", text) for text in d["problems"]] or [("problems", "none")]
+    width = max(len(key) for key, _ in rows)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
+
+
+def _field_text(field: Mapping[str, Any]) -> str:
+    if field["dtype"] == "float64":
+        if field["min"] is None:
+            return "float64, no values"
+        text = f"float64, {field['min']:g} to {field['max']:g} (mean {field['mean']:g})"
+        return text + (f", missing in {field['missing']:,} videos" if field["missing"] else "")
+    shown = _listed(
+        (
+            f"{item['value']!r}" + (f" ({item['name']})" if "name" in item else ""),
+            item["videos"],
+        )
+        for item in field["values"]
+    )
+    more = field["distinct"] - len(field["values"])
+    return f"{field['dtype']}, " + shown + (f", {more:,} more values" if more > 0 else "")
+
+
+def _listed(items: Any) -> str:
+    return ", ".join(f"{label}: {count:,} video{'s' * (count != 1)}" for label, count in items)
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    hours, rest = divmod(seconds, 3600)
+    return f"{int(hours)} h {rest / 60:.0f} min" if hours else f"{seconds / 60:.1f} min"
+
+
+def _size(num_bytes: int) -> str:
+    value, unit = float(num_bytes), "bytes"
+    for bigger in ("KiB", "MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit} ({num_bytes:,} bytes)" if unit != "bytes" else f"{num_bytes} bytes"
