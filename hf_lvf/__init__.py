@@ -13,6 +13,7 @@ from .errors import (
     LVFError,
     RootNotFoundError,
     SkippedVideoWarning,
+    StoreError,
     VideoDecodeError,
 )
 from .frames import FetchAhead
@@ -38,6 +39,7 @@ __all__ = [
     "FetchAhead",
     "RootNotFoundError",
     "SkippedVideoWarning",
+    "StoreError",
     "VideoDecodeError",
     "VideoInfo",
     "VideoWindows",

@@ -12,6 +12,10 @@ message naming any that moved):
   hf_lvf can turn ``data_dir`` into roots before ``datasets`` globs it (and
   refuse a missing ``data_dir`` before it globs the working directory).
   Optional: without it, the builder works from ``datasets``' own glob.
+- ``datasets.load.DatasetModule``, ``datasets.data_files.DataFilesDict`` /
+  ``DataFilesList``: the module of roots on an object store, whose data files hf_lvf
+  resolved itself (``datasets`` would resolve ``s3://`` through fsspec, which needs
+  ``s3fs`` and does not take lance's option names).
 - ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
   ``WindowVideo`` feature, so cached datasets deserialise it.
 - ``datasets.formatting._FORMAT_TYPES``, ``PythonFormatter``, ``NumpyFormatter``,
@@ -54,6 +58,9 @@ TESTED_VERSIONS = ("4.0.0", "4.4.2", "4.7.0", "4.8.2", "4.8.5", "5.2.0")
 INTERNALS = (
     ("datasets.packaged_modules", "_PACKAGED_DATASETS_MODULES", True),
     ("datasets.load", "dataset_module_factory", False),
+    ("datasets.load", "DatasetModule", False),
+    ("datasets.data_files", "DataFilesDict", False),
+    ("datasets.data_files", "DataFilesList", False),
     ("datasets.features.features", "_FEATURE_TYPES", True),
     ("datasets.features.features", "register_feature", True),
     ("datasets.formatting", "_FORMAT_TYPES", True),
@@ -118,13 +125,16 @@ def register_packaged_module(
     name: str,
     module: str,
     code_hash: str,
-    resolve_arguments: Callable[[dict[str, Any]], None],
+    resolve_arguments: Callable[[dict[str, Any]], Any],
 ) -> None:
     """Make ``load_dataset(name, ...)`` load the builder in ``module`` (idempotent).
 
     ``resolve_arguments(arguments)`` is called with the bound arguments of
     ``dataset_module_factory`` for ``name`` only (``path``, ``data_dir``,
-    ``data_files``, ``download_config``...) and may change them in place.
+    ``data_files``, ``download_config``...) and may change them in place. If it returns
+    ``{split: [(file, identity), ...]}`` instead of ``None``, those are the data files,
+    already resolved: the module is built from them, and ``datasets`` resolves nothing
+    (``identity`` changes when the file does; it is part of the cache key).
     """
     from datasets import load, packaged_modules
 
@@ -143,11 +153,30 @@ def _guard_factory(factory: Any, name: str, resolve: Callable[[dict[str, Any]], 
     def dataset_module_factory(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         if bound.arguments.get("path") == name:
-            resolve(bound.arguments)
+            resolved = resolve(bound.arguments)
+            if resolved is not None:
+                return _module_of_files(name, resolved)
         return factory(*bound.args, **bound.kwargs)
 
     dataset_module_factory._hf_lvf_guard = True
     return dataset_module_factory
+
+
+def _module_of_files(name: str, files: dict[str, list[tuple[str, str]]]) -> Any:
+    """The ``DatasetModule`` ``datasets``' packaged-module factory would build for ``name``
+    from these resolved data files (as ``PackagedDatasetModuleFactory.get_module`` does)."""
+    from datasets.data_files import DataFilesDict, DataFilesList
+    from datasets.load import DatasetModule
+    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+
+    module_path, code_hash = _PACKAGED_DATASETS_MODULES[name]
+    data_files = DataFilesDict(
+        {
+            split: DataFilesList([uri for uri, _ in items], [(tag,) for _, tag in items])
+            for split, items in files.items()
+        }
+    )
+    return DatasetModule(module_path, code_hash, {"data_files": data_files, "dataset_name": name})
 
 
 # --- examples iterables ---------------------------------------------------------------------
