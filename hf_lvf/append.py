@@ -130,6 +130,7 @@ class AppendTarget:
     checksums: dict[str, str] = field(default_factory=dict)
     keys: set[str] = field(default_factory=set)
     published: bool = False
+    _store: dict[str, Any] = field(default_factory=dict, init=False, repr=False)  # for lance
 
     @property
     def num_rows(self) -> int:
@@ -153,13 +154,31 @@ class AppendTarget:
             # A root from another tool or an older hf_lvf: record the version its file
             # describes first (same content otherwise), so that a kill after the commit
             # below leaves a file that still names the version it describes.
-            write_metadata_atomic(self.root, {**self.layout.raw, LANCE_VERSION_FIELD: self.base})
-        version = commit_append(self.root, fragments, base=self.base)
+            self._publish({**self.layout.raw, LANCE_VERSION_FIELD: self.base}, first=True)
+        version = commit_append(self.root, fragments, base=self.base, **self._store)
         metadata[LANCE_VERSION_FIELD] = version
-        write_metadata_atomic(self.root, metadata)
+        self._publish(metadata)
         self.published = True
         logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
         return metadata
+
+    # Overridden for roots on object stores (hf_lvf.store_roots), which have no rename.
+    def _publish(self, metadata: Mapping[str, Any], *, first: bool = False) -> None:
+        write_metadata_atomic(self.root, metadata)
+
+    @classmethod
+    def of(cls, root: Any, layout: RootLayout, base: int, **more: Any) -> AppendTarget:
+        """The target of an append to ``root`` whose ``_metadata.json`` reads ``layout`` and
+        names Lance version ``base``."""
+        return cls(
+            root=root,
+            layout=layout,
+            base=base,
+            next_id=max(v.id for v in layout.videos) + 1,
+            checksums={v.checksum: v.path for v in layout.videos if v.checksum},
+            keys={v.key if v.key is not None else v.path for v in layout.videos},
+            **more,
+        )
 
 
 def extend_metadata(
@@ -208,18 +227,11 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
         for stale in root.glob(f".{METADATA_FILENAME}.*.tmp"):  # a writer killed mid-write
             stale.unlink(missing_ok=True)
         layout = read_layout(str(root))
-        base = _base_version(root, layout)
+        base = base_version(root, layout)
         removed = remove_unreferenced_data(root, base)
         if removed:
             logger.info("removed %d data files left by interrupted appends", len(removed))
-        target = AppendTarget(
-            root=root,
-            layout=layout,
-            base=base,
-            next_id=max(v.id for v in layout.videos) + 1,
-            checksums={v.checksum: v.path for v in layout.videos if v.checksum},
-            keys={v.key if v.key is not None else v.path for v in layout.videos},
-        )
+        target = AppendTarget.of(root, layout, base)
         try:
             yield target
         except BaseException:
@@ -229,14 +241,15 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
             raise
 
 
-def _base_version(root: Path, layout: RootLayout) -> int:
+def base_version(root: Path | str, layout: RootLayout, **store: Any) -> int:
     """The Lance version ``_metadata.json`` describes: the one it names, else (a root from
-    another tool or an older hf_lvf) the latest, which must then hold its rows."""
+    another tool or an older hf_lvf) the latest, which must then hold its rows.
+    ``store``: ``storage_options=`` of a root on an object store."""
     version = pinned_version(layout)
     if version is not None:
-        rows = version_row_count(root, version)
+        rows = version_row_count(root, version, **store)
     else:
-        version, rows = table_state(root)
+        version, rows = table_state(root, **store)
     if rows != layout.num_rows:
         raise LayoutError(
             f"{layout.metadata_path}: the videos account for {layout.num_rows} rows but Lance "

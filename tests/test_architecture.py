@@ -26,7 +26,7 @@ LAYERS = (
     ("_feature",),
     ("iterable", "loader"),
     ("builder",),
-    ("writer", "synthetic", "append", "merge"),
+    ("writer", "synthetic", "append", "store_roots", "merge"),
     ("convert",),
     ("card",),
     ("publish",),
