@@ -116,6 +116,7 @@ def _convert(args: argparse.Namespace) -> int:
                 on_error=args.on_error,
                 mode="append" if args.append else "overwrite" if args.overwrite else "create",
                 progress=not args.no_progress,
+                storage_options=args.storage_options,
             )
         except KeyboardInterrupt:
             what = "the root is as it was" if args.append else "nothing was written"
@@ -142,8 +143,9 @@ def _merge(args: argparse.Namespace) -> int:
     from .merge import merge_roots
 
     started = time.perf_counter()
-    dest = merge_roots(args.roots, args.dest, overwrite=args.overwrite)
-    layout = read_layout(str(dest))
+    options = args.storage_options
+    dest = merge_roots(args.roots, args.dest, overwrite=args.overwrite, storage_options=options)
+    layout = read_layout(str(dest), storage_options=options)
     rows = [
         ("root", str(dest)),
         ("videos", str(len(layout.videos))),
@@ -194,6 +196,7 @@ def _push(args: argparse.Namespace) -> int:
         token=args.token,
         commit_message=args.commit_message,
         card_options=_card_options(args),
+        storage_options=args.storage_options,
     )
     print(f"commit  {commit.oid}")
     print(f"url     {commit.commit_url}")
@@ -209,6 +212,7 @@ def _card(args: argparse.Namespace) -> int:
         repo_id=args.repo_id,
         path_in_repo=args.path_in_repo,
         preview=not args.no_preview,
+        storage_options=args.storage_options,
         **_card_options(args),
     )
     print(f"card     {written.card}")
@@ -228,6 +232,36 @@ def _add_card_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--frame-skip", type=int, help="frames skipped inside a sample (0)")
     group.add_argument("--hop-size", type=int, help="frames between sample starts (window length)")
+
+
+def _add_storage_options(*parsers: argparse.ArgumentParser) -> None:
+    """``--storage-option KEY=VALUE`` (repeatable) on each parser, into ``args.storage_options``
+    (a dict, or None): lance's options for roots on object stores. Without them, the
+    environment is read as lance reads it (AWS_ENDPOINT, AWS_ACCESS_KEY_ID, ...)."""
+
+    def pair(text: str) -> tuple[str, str]:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            # The value is not shown: it may be a credential.
+            raise argparse.ArgumentTypeError("expected KEY=VALUE, e.g. aws_region=us-east-1")
+        return key.strip(), value
+
+    class Collect(argparse.Action):
+        def __call__(self, parser, namespace, value, option_string=None):  # noqa: ANN001
+            namespace.storage_options = {**(namespace.storage_options or {}), value[0]: value[1]}
+
+    for parser in parsers:
+        parser.add_argument(
+            "--storage-option",
+            dest="storage_options",
+            metavar="KEY=VALUE",
+            type=pair,
+            action=Collect,
+            default=None,
+            help="an option for roots on object stores (s3://, gs://, az://), with lance's "
+            "names, e.g. aws_endpoint=http://localhost:9000 (repeatable; default: the AWS_*... "
+            "environment variables, as lance reads them)",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -322,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     card.add_argument("--no-preview", action="store_true", help="no preview picture")
     _add_card_arguments(card)
     card.set_defaults(func=_card)
+    _add_storage_options(convert, merge, push, card)
     return parser
 
 
