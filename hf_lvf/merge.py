@@ -22,7 +22,7 @@ from .frames import (
     write_frame_table,
 )
 from .layout import RootLayout, read_layout
-from .location import is_hub_uri, is_object_store_uri, pin_root
+from .location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .store_roots import check_store_uri, creating_store_root
 from .writer import atomic_root, write_metadata
 
@@ -76,6 +76,7 @@ def merge_roots(
     """
     if isinstance(roots, (str, os.PathLike)) or not roots:
         raise ValueError(f"roots must be a non-empty list of roots, got {roots!r}")
+    storage_options = lance_options(storage_options) or None
     remote = is_object_store_uri(str(dest))
     dest_path = check_store_uri(str(dest)) if remote else Path(dest).absolute()
     inputs = []

@@ -19,7 +19,7 @@ from .batches import FrameBatches, ReadAhead, plan_strips
 from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
 from .layout import RootLayout, VideoInfo, check_frame_pixels, metadata_fields, read_layout
-from .location import lance_location, pin_root
+from .location import lance_location, lance_options, pin_root
 from .plan import SegmentPlan, WindowParams, plan_windows
 from .samples import build_samples, sample_features
 from .sizes import (
@@ -161,7 +161,7 @@ class VideoWindows:
         self._layout = layout
         self._params = params
         self._sizing = sizing
-        self._storage_options = dict(storage_options or {})
+        self._storage_options = lance_options(storage_options)  # also drops datasets' "hf"
         self._decode_threads = decode_threads or default_decode_threads()
         self._plan: SegmentPlan = plan_windows(layout.num_frames, params)
         if len(self._plan) == 0:

@@ -27,7 +27,7 @@ from .append import WriteMode, appending, resolve_mode, write_lock
 from .decode import encode_webp
 from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
-from .location import is_object_store_uri
+from .location import is_object_store_uri, lance_options
 from .store_roots import appending_store, creating_store_root
 
 logger = logging.getLogger(__name__)
@@ -291,6 +291,7 @@ def write_frames(
     mode = resolve_mode(mode, overwrite)
     entries: list[dict[str, Any]] = []
     remote = is_object_store_uri(str(root))  # no rename there: see hf_lvf.store_roots
+    storage_options = lance_options(storage_options) or None
     if mode == "append":
         with appending_store(str(root), storage_options) if remote else appending(root) as target:
             check_same_setting(target.layout.raw, "quality", quality)

@@ -18,7 +18,7 @@ from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import LANCE_VERSION_FIELD, commit_fragments
 from ..layout import VideoInfo
 from ..loader import check_main_guard
-from ..location import is_object_store_uri
+from ..location import is_object_store_uri, lance_options
 from ..sizes import Crop
 from ..writer import build_metadata
 
@@ -226,6 +226,7 @@ def convert_videos(
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
+    storage_options = lance_options(storage_options) or None  # also drops datasets' "hf"
     known_labels = _known_labels(root, mode, storage_options)
     sources, label_names = _collect_sources(
         inputs, extensions=extensions, known_labels=known_labels

@@ -25,6 +25,7 @@ import pyarrow as pa
 from ..errors import ForkSafetyError, HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
 from ..location.store import is_object_store_uri, secret_values, store_has_table
+from ..location.store_options import lance_options
 from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
 from .remote import describe_rows, patiently
 
@@ -72,7 +73,7 @@ class FrameReader(AheadReads):
 
     def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
         self._layout = layout
-        self._storage_options = dict(storage_options or {})
+        self._storage_options = lance_options(storage_options)
         self._ds: Any = None
         self._pid: int | None = None
         self._open_lock = threading.Lock()  # read-ahead threads may open the table first

@@ -51,6 +51,7 @@ from .store import (
     store_file_identity,
     write_store_file,
 )
+from .store_options import lance_options
 
 __all__ = [
     "LANCE_DIRS",
@@ -70,6 +71,7 @@ __all__ = [
     "is_object_store_uri",
     "is_store_data",
     "join_uri",
+    "lance_options",
     "lance_location",
     "list_file_entries",
     "list_files",

@@ -153,14 +153,14 @@ def read_store_file(
 
 
 def _check_bucket(url: StoreURL, storage_options: Mapping[str, Any] | None) -> None:
-    """Raise :class:`StoreError` if ``url``'s bucket does not exist (a missing object in a
-    missing bucket and one in an existing bucket look the same to a read)."""
+    """Raise :class:`StoreError` if ``url``'s bucket does not exist (a missing object or an
+    empty prefix in a missing bucket and in an existing one look the same to a read)."""
     from pyarrow import fs
 
     bucket = StoreURL(url.scheme, url.bucket, "")
     info = _call(bucket, "looking up", lambda f: f.get_file_info(url.bucket), storage_options)
     if info.type == fs.FileType.NotFound:
-        raise StoreError(f"bucket {url.bucket!r} does not exist (reading key {url.key!r})")
+        raise StoreError(f"bucket {url.bucket!r} does not exist (looking for key {url.key!r})")
 
 
 def write_store_file(uri: str, data: bytes, storage_options: Mapping[str, Any] | None = None):
@@ -219,6 +219,8 @@ def list_store_files(
     url = parse_store_uri(uri)
     selector = fs.FileSelector(url.path, recursive=recursive, allow_not_found=True)
     infos = _call(url, "listing", lambda f: f.get_file_info(selector), storage_options)
+    if not infos:  # an empty prefix, or a missing bucket: tell them apart
+        _check_bucket(url, storage_options)
     start = len(url.path) + 1
     files = [
         StoreFile(info.path[start:], info.size or 0, info.mtime.timestamp() if info.mtime else 0.0)
@@ -235,6 +237,8 @@ def list_store_folders(uri: str, storage_options: Mapping[str, Any] | None = Non
     url = parse_store_uri(uri)
     selector = fs.FileSelector(url.path, recursive=False, allow_not_found=True)
     infos = _call(url, "listing", lambda f: f.get_file_info(selector), storage_options)
+    if not infos:
+        _check_bucket(url, storage_options)
     return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory)
 
 

@@ -112,13 +112,24 @@ def redact(text: str, hide: Iterable[str]) -> str:
     return text
 
 
+def lance_options(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
+    """``storage_options`` as lance takes them: string values (``True`` -> ``"true"``); nested
+    mappings, such as the ``{"hf": {...}}`` that ``datasets.load_dataset`` adds to the dict
+    it is given, are dropped."""
+    return {
+        str(k): (str(v).lower() if isinstance(v, bool) else str(v))
+        for k, v in (storage_options or {}).items()
+        if _is_scalar(v)
+    }
+
+
 def store_options(scheme: str, storage_options: Mapping[str, Any] | None) -> dict[str, str]:
     """The options in effect for ``scheme``: the environment's (``AWS_X`` -> ``aws_x``) under
     the explicit ones, values as strings (nested mappings, such as ``datasets``' fsspec
     settings, are not options of a store and are left out)."""
     prefix = _ENV_PREFIXES[scheme]
     options = {k.lower(): v for k, v in os.environ.items() if k.startswith(prefix)}
-    options.update({k: str(v) for k, v in (storage_options or {}).items() if _is_scalar(v)})
+    options.update(lance_options(storage_options))
     return options
 
 
