@@ -289,7 +289,7 @@ def _check_local_root(root: str | os.PathLike[str]) -> tuple[Path, RootLayout]:
     text = os.fspath(root)
     if "://" in text:
         raise ValueError(
-            f"root must be a local folder or an object-store URL to push, got {text!r}"
+            f"root must be a local folder to push (or an s3://, gs://, az:// URL), got {text!r}"
         )
     local = Path(text).absolute()
     if not local.is_dir():
