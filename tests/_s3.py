@@ -14,9 +14,12 @@ uploading roots.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import http.client
+import json
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -197,6 +200,9 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         proxy = self.server.proxy
         body = self._body()
+        if self.path.startswith("/_proxy/requests"):  # the log, for a benchmark in another process
+            self._answer_log()
+            return
         number, fault = proxy._take_fault(self.command, self.path)
         if proxy.latency:
             time.sleep(proxy.latency)
@@ -243,6 +249,22 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
         proxy._ended(number)
+
+    def _answer_log(self) -> None:
+        """``GET /_proxy/requests?path_contains=...&clear=1``: ``{"count": n}``, then clear."""
+        from urllib.parse import parse_qs, urlsplit
+
+        proxy = self.server.proxy
+        query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+        body = json.dumps({"count": proxy.count(query.get("path_contains", ""))}).encode()
+        if query.get("clear") == "1":
+            with proxy._lock:
+                proxy.requests.clear()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _answer_error(self, status: int) -> None:
         code = "SlowDown" if status == 503 else "InternalError"
@@ -360,3 +382,25 @@ class S3StandIn:
 def s3_stand_in() -> Iterator[S3StandIn]:
     with S3StandIn() as stand_in:
         yield stand_in
+
+
+def _serve(argv: list[str] | None = None) -> None:
+    """``python tests/_s3.py --folder ROOT [--latency S]``: serve ROOT from a new bucket (for
+    the benchmarks); print one JSON line (``uri`` and lance's ``options``), then serve until
+    stdin closes."""
+    import logging
+
+    parser = argparse.ArgumentParser(description=_serve.__doc__)
+    parser.add_argument("--folder", required=True)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args(argv)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with S3StandIn() as stand_in:
+        uri = stand_in.upload(args.folder, stand_in.new_bucket(), "root")
+        stand_in.proxy.latency = args.latency
+        print(json.dumps({"uri": uri, "options": stand_in.options()}), flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    _serve()
