@@ -67,7 +67,8 @@ class VideoWindows:
             open, and so is a larger ``frame_size``; default 2**25 (8K UHD fits).
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
-        storage_options: passed to lance (object-store credentials and such).
+        storage_options: for object stores, lance's options (``aws_endpoint``,
+            ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
             default branch, or ``@rev`` in ``uri``); resolved once to a commit sha that every
             read uses.
