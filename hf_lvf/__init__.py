@@ -14,6 +14,7 @@ from .errors import (
     LVFError,
     RootNotFoundError,
     SkippedVideoWarning,
+    StoreError,
     VideoDecodeError,
 )
 from .frames import FetchAhead
@@ -42,6 +43,7 @@ __all__ = [
     "FetchAhead",
     "RootNotFoundError",
     "SkippedVideoWarning",
+    "StoreError",
     "VideoDecodeError",
     "VideoInfo",
     "VideoWindows",

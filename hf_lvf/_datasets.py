@@ -12,6 +12,8 @@ message naming any that moved):
   hf_lvf can turn ``data_dir`` into roots before ``datasets`` globs it (and
   refuse a missing ``data_dir`` before it globs the working directory).
   Optional: without it, the builder works from ``datasets``' own glob.
+- ``datasets.load.DatasetModule``, ``datasets.data_files.DataFilesDict`` / ``DataFilesList``:
+  the module of roots on an object store, their data files resolved by hf_lvf, not fsspec.
 - ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
   ``WindowVideo`` feature, so cached datasets deserialise it.
 - ``datasets.formatting._FORMAT_TYPES``, ``PythonFormatter``, ``NumpyFormatter``,
@@ -22,9 +24,8 @@ message naming any that moved):
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
   ``VideoWindows.to_iterable_dataset``.
-- ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: the map-style builder
-  (a ``GeneratorBasedBuilder``, for streaming) writes its reference rows as whole
-  Arrow tables through it instead of one example dict at a time.
+- ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: how the map-style builder
+  writes its reference rows, whole Arrow tables, not one example dict at a time.
 - ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
   ``datasets.builder.Key`` (datasets >= 5 only): looked up when used.
 """
@@ -57,6 +58,9 @@ TESTED_VERSIONS = ("4.0.0", "4.4.2", "4.7.0", "4.8.2", "4.8.5", "5.2.0")
 INTERNALS = (
     ("datasets.packaged_modules", "_PACKAGED_DATASETS_MODULES", True),
     ("datasets.load", "dataset_module_factory", False),
+    ("datasets.load", "DatasetModule", False),
+    ("datasets.data_files", "DataFilesDict", False),
+    ("datasets.data_files", "DataFilesList", False),
     ("datasets.features.features", "_FEATURE_TYPES", True),
     ("datasets.features.features", "register_feature", True),
     ("datasets.formatting", "_FORMAT_TYPES", True),
@@ -122,13 +126,16 @@ def register_packaged_module(
     name: str,
     module: str,
     code_hash: str,
-    resolve_arguments: Callable[[dict[str, Any]], None],
+    resolve_arguments: Callable[[dict[str, Any]], Any],
 ) -> None:
     """Make ``load_dataset(name, ...)`` load the builder in ``module`` (idempotent).
 
     ``resolve_arguments(arguments)`` is called with the bound arguments of
     ``dataset_module_factory`` for ``name`` only (``path``, ``data_dir``,
-    ``data_files``, ``download_config``...) and may change them in place.
+    ``data_files``, ``download_config``...) and may change them in place. If it returns
+    ``{split: [(file, identity), ...]}`` instead of ``None``, those are the data files,
+    already resolved: the module is built from them, and ``datasets`` resolves nothing
+    (``identity`` changes when the file does; it is part of the cache key).
     """
     from datasets import load, packaged_modules
 
@@ -147,19 +154,35 @@ def _guard_factory(factory: Any, name: str, resolve: Callable[[dict[str, Any]], 
     def dataset_module_factory(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         if bound.arguments.get("path") == name:
-            resolve(bound.arguments)
+            resolved = resolve(bound.arguments)
+            if resolved is not None:
+                return _module_of_files(name, resolved)
         return factory(*bound.args, **bound.kwargs)
 
     dataset_module_factory._hf_lvf_guard = True
     return dataset_module_factory
 
 
-def prepare_split_from_tables(
-    builder: datasets.DatasetBuilder, gen_kwargs: dict, **kwargs: Any
-) -> Iterator[Any]:
-    """What ``builder._prepare_split_single`` yields, written from ``builder._generate_tables``
-    (``(key, pa.Table)`` pairs) the way an ``ArrowBasedBuilder`` writes them."""
+def prepare_split_from_tables(builder: Any, gen_kwargs: dict, **kwargs: Any) -> Iterator[Any]:
+    """``builder._prepare_split_single``, writing ``builder._generate_tables``' tables."""
     return datasets.ArrowBasedBuilder._prepare_split_single(builder, gen_kwargs, **kwargs)
+
+
+def _module_of_files(name: str, files: dict[str, list[tuple[str, str]]]) -> Any:
+    """The ``DatasetModule`` ``datasets``' packaged-module factory would build for ``name``
+    from these resolved data files (as ``PackagedDatasetModuleFactory.get_module`` does)."""
+    from datasets.data_files import DataFilesDict, DataFilesList
+    from datasets.load import DatasetModule
+    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+
+    module_path, code_hash = _PACKAGED_DATASETS_MODULES[name]
+    data_files = DataFilesDict(
+        {
+            split: DataFilesList([uri for uri, _ in items], [(tag,) for _, tag in items])
+            for split, items in files.items()
+        }
+    )
+    return DatasetModule(module_path, code_hash, {"data_files": data_files, "dataset_name": name})
 
 
 # --- examples iterables ---------------------------------------------------------------------

@@ -31,7 +31,7 @@ import functools
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -129,6 +129,7 @@ class AppendTarget:
     layout: RootLayout
     base: int
     published: bool = False
+    _store: dict[str, Any] = field(default_factory=dict, init=False, repr=False)  # for lance
 
     @property
     def num_rows(self) -> int:
@@ -165,22 +166,28 @@ class AppendTarget:
         ``entries`` are the new videos' entries, ``start_row`` counted from
         :attr:`num_rows`. Returns the new file's text.
         """
-        old = read_root_file(str(self.root))  # unchanged: this process holds the write lock
+        # Unchanged while this process holds the root's write lock.
+        old = read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
         where = self.layout.metadata_path
         if pinned_version(self.layout) is None:
             # A root from another tool or an older hf_lvf: record the version its file
             # describes first (same content otherwise), so that a kill after the commit
             # below leaves a file that still names the version it describes.
             pinned = {LANCE_VERSION_FIELD: self.base}
-            write_metadata_atomic(self.root, rewrite_metadata(old, where=where, updates=pinned))
-        version = commit_append(self.root, fragments, base=self.base)
+            self._publish(rewrite_metadata(old, where=where, updates=pinned), self.base, first=True)
+        version = commit_append(self.root, fragments, base=self.base, **self._store)
         updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
         updates[LANCE_VERSION_FIELD] = version
         text = rewrite_metadata(old, where=where, updates=updates, new_entries=entries)
-        write_metadata_atomic(self.root, text)
+        self._publish(text, version)
         self.published = True
         logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
         return text
+
+    # Overridden for roots on object stores (hf_lvf.store_roots), which have no rename.
+    def _publish(self, text: bytes, version: int, *, first: bool = False) -> None:
+        """Make ``text``, naming Lance ``version``, the root's ``_metadata.json``."""
+        write_metadata_atomic(self.root, text)
 
 
 def _grown_fields(
@@ -228,7 +235,7 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
         for stale in root.glob(f".{METADATA_FILENAME}.*.tmp"):  # a writer killed mid-write
             stale.unlink(missing_ok=True)
         layout = read_layout(str(root))
-        base = _base_version(root, layout)
+        base = base_version(root, layout)
         removed = remove_unreferenced_data(root, base)
         if removed:
             logger.info("removed %d data files left by interrupted appends", len(removed))
@@ -242,14 +249,15 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
             raise
 
 
-def _base_version(root: Path, layout: RootLayout) -> int:
+def base_version(root: Path | str, layout: RootLayout, **store: Any) -> int:
     """The Lance version ``_metadata.json`` describes: the one it names, else (a root from
-    another tool or an older hf_lvf) the latest, which must then hold its rows."""
+    another tool or an older hf_lvf) the latest, which must then hold its rows.
+    ``store``: ``storage_options=`` of a root on an object store."""
     version = pinned_version(layout)
     if version is not None:
-        rows = version_row_count(root, version)
+        rows = version_row_count(root, version, **store)
     else:
-        version, rows = table_state(root)
+        version, rows = table_state(root, **store)
     if rows != layout.num_rows:
         raise LayoutError(
             f"{layout.metadata_path}: the videos account for {layout.num_rows} rows but Lance "

@@ -58,13 +58,15 @@ from .config import HfLvfConfig
 from .iterable import READ_BATCH, default_num_shards, window_ranges
 from .layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
 from .location import (
-    download_root,
     expand_data_files,
     find_roots,
     hub_data_dir_files,
     is_hub_uri,
+    is_store_data,
+    local_copy,
     pin_data_files,
     roots_of_files,
+    store_data_files,
 )
 from .references import reference_table
 from .samples import EXTRA_KEYS
@@ -182,8 +184,10 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         self.config.check_mode(streaming=streaming)
         index = {layout.uri: i for i, layout in enumerate(self._layouts)}
         if not streaming:
-            # Hub-hosted roots are downloaded once into the Hugging Face cache and read there.
-            self._layouts = _download_layouts(self._layouts, token=self.token)
+            # Hub and object-store roots are copied once into the caches and read there: the
+            # cache outlives this call, and credentials must not be stored with it (README).
+            where = {"storage_options": self._root_options, "cache_dir": self._cache_downloaded_dir}
+            self._layouts = _download_layouts(self._layouts, token=self.token, **where)
         # One builder serves both modes: pixels when streaming, references in the cache.
         self.info.features = self._features(references=not streaming)
         generators = []
@@ -301,20 +305,15 @@ _MISSING_DATA = (
 
 
 def _download_layouts(
-    layouts: Sequence[RootLayout], *, token: str | bool | None = None
+    layouts: Sequence[RootLayout], *, token: str | bool | None = None, **where: Any
 ) -> tuple[RootLayout, ...]:
-    """The layouts of hub roots as layouts of their copies in the Hugging Face cache.
-
-    What the non-streaming builder reads: each hub root is downloaded once (per commit;
-    ``@rev`` in its URI pins it) and read locally. Local roots pass unchanged.
-    """
+    """The layouts of hub and object-store roots as layouts of their local copies, what the
+    non-streaming builder reads (:func:`~hf_lvf.location.local_copy`: made once per commit,
+    or per state of the metadata into ``where["cache_dir"]``). Local roots pass unchanged."""
     out = []
     for layout in layouts:
-        if not is_hub_uri(layout.uri):
-            out.append(layout)
-            continue
-        local = download_root(layout.uri, token=token if isinstance(token, str) else None)
-        out.append(layout.with_uri(str(local)))
+        local = local_copy(layout.uri, token=token if isinstance(token, str) else None, **where)
+        out.append(layout if local is None else layout.with_uri(str(local)))
     return tuple(out)
 
 
@@ -333,13 +332,17 @@ def _code_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-def _resolve_data_arguments(arguments: dict[str, Any]) -> None:
-    """``dataset_module_factory`` arguments for ``"hf_lvf"``: roots in place of a ``data_dir``."""
+def _resolve_data_arguments(arguments: dict[str, Any]) -> dict[str, list] | None:
+    """``dataset_module_factory`` arguments for ``"hf_lvf"``: roots in place of a ``data_dir``
+    (object stores: returns the data files, which ``datasets`` would resolve with fsspec)."""
     data_dir = arguments.get("data_dir") or None  # "" too: never the working directory
     data_files = arguments.get("data_files") or None
     if data_dir is None and data_files is None:
         raise ValueError(_MISSING_DATA)
     arguments["data_dir"] = data_dir
+    if is_store_data(data_dir, data_files):
+        options = getattr(arguments.get("download_config"), "storage_options", None)
+        return store_data_files(data_dir, data_files, options)
     local_dir = data_dir is not None and "://" not in str(data_dir)
     token = getattr(arguments.get("download_config"), "token", None)
     if data_files is None and local_dir:

@@ -52,6 +52,7 @@ def _convert(args: argparse.Namespace) -> int:
                 on_error=args.on_error,
                 mode="append" if args.append else "overwrite" if args.overwrite else "create",
                 progress=not args.no_progress,
+                storage_options=args.storage_options,
             )
         except KeyboardInterrupt:
             what = "the root is as it was" if args.append else "nothing was written"
@@ -76,8 +77,9 @@ def _merge(args: argparse.Namespace) -> int:
     from .merge import merge_roots
 
     started = time.perf_counter()
-    dest = merge_roots(args.roots, args.dest, overwrite=args.overwrite)
-    layout = read_layout(str(dest))
+    options = args.storage_options
+    dest = merge_roots(args.roots, args.dest, overwrite=args.overwrite, storage_options=options)
+    layout = read_layout(str(dest), storage_options=options)
     rows = [
         ("root", str(dest)),
         ("videos", str(len(layout))),
@@ -110,6 +112,7 @@ def _push(args: argparse.Namespace) -> int:
         token=args.token,
         commit_message=args.commit_message,
         card_options=_card_options(args),
+        storage_options=args.storage_options,
     )
     print(f"commit  {commit.oid}")
     print(f"url     {commit.commit_url}")
@@ -125,6 +128,7 @@ def _card(args: argparse.Namespace) -> int:
         repo_id=args.repo_id,
         path_in_repo=args.path_in_repo,
         preview=not args.no_preview,
+        storage_options=args.storage_options,
         **_card_options(args),
     )
     print(f"card     {written.card}")
@@ -139,7 +143,11 @@ def _info(args: argparse.Namespace) -> int:
     from .describe import describe, format_description
 
     described = describe(
-        args.root, revision=args.revision, token=args.token, **_window_options(args)
+        args.root,
+        revision=args.revision,
+        token=args.token,
+        storage_options=args.storage_options,
+        **_window_options(args),
     )
     print(json.dumps(described, indent=2) if args.json else format_description(described))
     return 0
@@ -155,6 +163,7 @@ def _show(args: argparse.Namespace) -> int:
         crop=args.crop,
         revision=args.revision,
         token=args.token,
+        storage_options=args.storage_options,
         **_window_options(args),
     )
     sample = save_window(windows, args.index, args.output, fps=args.fps, lossless=args.lossless)

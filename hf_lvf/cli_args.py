@@ -213,6 +213,36 @@ def _add_card_parser(sub: argparse._SubParsersAction) -> None:
     _add_card_arguments(card)
 
 
+def _add_storage_options(*parsers: argparse.ArgumentParser) -> None:
+    """``--storage-option KEY=VALUE`` (repeatable) on each parser, into ``args.storage_options``
+    (a dict, or None): lance's options for roots on object stores. Without them, the
+    environment is read as lance reads it (AWS_ENDPOINT, AWS_ACCESS_KEY_ID, ...)."""
+
+    def pair(text: str) -> tuple[str, str]:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            # The value is not shown: it may be a credential.
+            raise argparse.ArgumentTypeError("expected KEY=VALUE, e.g. aws_region=us-east-1")
+        return key.strip(), value
+
+    class Collect(argparse.Action):
+        def __call__(self, parser, namespace, value, option_string=None):  # noqa: ANN001
+            namespace.storage_options = {**(namespace.storage_options or {}), value[0]: value[1]}
+
+    for parser in parsers:
+        parser.add_argument(
+            "--storage-option",
+            dest="storage_options",
+            metavar="KEY=VALUE",
+            type=pair,
+            action=Collect,
+            default=None,
+            help="an option for roots on object stores (s3://, gs://, az://), with lance's "
+            "names, e.g. aws_endpoint=http://localhost:9000 (repeatable; default: the AWS_*... "
+            "environment variables, as lance reads them)",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ._version import __version__
 
@@ -238,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_demo_parser,
     ):
         add(sub)
+    # Every command that takes a root takes roots on object stores too.
+    _add_storage_options(*(parser for name, parser in sub.choices.items() if name != "demo"))
     return parser
 
 

@@ -32,6 +32,11 @@ class HubError(LVFError, OSError):
     """A Hugging Face Hub operation failed (missing repo, revision or path, no access)."""
 
 
+class StoreError(LVFError, OSError):
+    """An object store (``s3://``, ``gs://``, ``az://``) refused or failed an operation: wrong
+    credentials, a missing bucket, or a store that stays unreachable; names the bucket and key."""
+
+
 class VideoDecodeError(LVFError, ValueError):
     """A source video file cannot be converted: corrupt, truncated, empty or without video."""
 
@@ -48,5 +53,6 @@ __all__ = [
     "LayoutError",
     "RootNotFoundError",
     "SkippedVideoWarning",
+    "StoreError",
     "VideoDecodeError",
 ]

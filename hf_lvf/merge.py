@@ -23,7 +23,8 @@ from .frames import (
     write_frame_table,
 )
 from .layout import RootLayout, raw_entry_objects, read_layout
-from .location import is_hub_uri, pin_root
+from .location import is_hub_uri, is_object_store_uri, lance_options, pin_root
+from .store_roots import check_store_uri, creating_store_root
 from .writer import atomic_root, write_metadata
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def merge_roots(
     *,
     overwrite: bool = False,
     storage_options: Mapping[str, str] | None = None,
-) -> Path:
+) -> Path | str:
     """Build one root from several, copying every frame's WebP bytes unchanged.
 
     The videos follow each other in the order of ``roots``, then of each root's
@@ -52,12 +53,13 @@ def merge_roots(
 
     Args:
         roots: the roots to merge: local folders, ``hf://`` roots or URLs lance reads.
-        dest: the local folder to create.
+        dest: the local folder to create, or a URL on an object store (``s3://...``).
         overwrite: replace an existing ``dest`` (atomically) instead of refusing.
-        storage_options: passed to lance for every root (object-store credentials).
+        storage_options: passed to lance for every root and for ``dest`` (object-store
+            credentials).
 
     Returns:
-        The new root's path.
+        The new root's path (its URL on an object store).
 
     Raises:
         ValueError: ``roots`` is empty or names ``dest``, two roots hold a video of
@@ -75,14 +77,16 @@ def merge_roots(
     """
     if isinstance(roots, (str, os.PathLike)) or not roots:
         raise ValueError(f"roots must be a non-empty list of roots, got {roots!r}")
-    dest_path = Path(dest).absolute()
+    storage_options = lance_options(storage_options) or None
+    remote = is_object_store_uri(str(dest))
+    dest_path = check_store_uri(str(dest)) if remote else Path(dest).absolute()
     inputs = []
     for root in roots:
         uri, options = str(root), dict(storage_options or {})
         if is_hub_uri(uri):
             pinned = pin_root(uri, storage_options=options)
             uri, options = pinned.uri, dict(pinned.storage_options or {})
-        elif Path(uri).absolute() == dest_path:
+        elif (uri.rstrip("/") if remote else Path(uri).absolute()) == dest_path:
             raise ValueError(f"dest {str(dest)!r} is also one of the roots to merge")
         inputs.append((read_layout(uri, storage_options=options or None), options))
     plan = _plan([layout for layout, _ in inputs])
@@ -92,6 +96,14 @@ def merge_roots(
         for (layout, options), new_ids in zip(inputs, plan.new_ids, strict=True):
             yield from _copy(layout, options, new_ids)
 
+    if remote:  # no rename there: see hf_lvf.store_roots
+        options = dict(storage_options or {}) or None
+        with creating_store_root(
+            str(dest_path), overwrite=overwrite, storage_options=options
+        ) as stage:
+            version = write_frame_table(batches(), stage.uri, storage_options=options)
+            stage.publish({**metadata, LANCE_VERSION_FIELD: version})
+        return stage.uri
     with atomic_root(dest_path, overwrite=overwrite) as scratch:
         version = write_frame_table(batches(), scratch)
         write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

@@ -19,7 +19,7 @@ from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
 from .frames.ahead import closed_at_exit
 from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
-from .location import lance_location, pin_root
+from .location import lance_location, lance_options, pin_root
 from .plan import SegmentPlan, WindowParams, check_integer
 from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 from .sizes import (
@@ -70,7 +70,8 @@ class VideoWindows:
             open, and so is a larger ``frame_size``; default 2**25 (8K UHD fits).
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
-        storage_options: passed to lance (object-store credentials and such).
+        storage_options: for object stores, lance's options (``aws_endpoint``,
+            ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
             default branch, or ``@rev`` in ``uri``); resolved once to a commit sha that every
             read uses.
@@ -169,7 +170,7 @@ class VideoWindows:
         self._layout = layout
         self._params = params
         self._sizing = sizing
-        self._storage_options = dict(storage_options or {})
+        self._storage_options = lance_options(storage_options)  # also drops datasets' "hf"
         self._decode_threads = threads or default_decode_threads()
         self._plan: SegmentPlan = plan_root(layout, params)
         if len(self._plan) == 0:

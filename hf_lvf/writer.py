@@ -27,6 +27,8 @@ from .decode import encode_webp
 from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
 from .layout.text import encode_metadata
+from .location import is_object_store_uri, lance_options
+from .store_roots import appending_store, creating_store_root
 
 logger = logging.getLogger(__name__)
 
@@ -245,7 +247,8 @@ def write_frames(
     mode: WriteMode = "create",
     overwrite: bool = False,
     lineage: Mapping[str, Any] | None = None,
-) -> Path:
+    storage_options: Mapping[str, str] | None = None,
+) -> Path | str:
     """Write videos given as frame arrays to a lance-video-frames root.
 
     Frames are streamed: each is encoded to WebP as it arrives and written in
@@ -266,9 +269,11 @@ def write_frames(
             Lance commit (see the README: a kill leaves the root as it was).
         overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
         lineage: free-form provenance stored in ``_metadata.json``.
+        storage_options: for a root on an object store (``s3://...``), lance's options
+            (credentials, endpoint; see the README); written nowhere.
 
     Returns:
-        The root's path.
+        The root's path (its URL on an object store).
 
     Raises:
         ValueError, TypeError: a bad argument, frame or metadata value, naming the
@@ -285,8 +290,10 @@ def write_frames(
     quality = check_quality(quality)
     mode = resolve_mode(mode, overwrite)
     entries: list[dict[str, Any]] = []
+    remote = is_object_store_uri(str(root))  # no rename there: see hf_lvf.store_roots
+    storage_options = lance_options(storage_options) or None
     if mode == "append":
-        with appending(root) as target:
+        with appending_store(str(root), storage_options) if remote else appending(root) as target:
             check_same_setting(target.layout.header, "quality", quality)
             batches = _video_batches(
                 videos,
@@ -296,8 +303,19 @@ def write_frames(
                 start_row=target.num_rows,
                 known_keys=target.keys,
             )
-            target.commit(write_fragments(batches, target.root), entries, lineage=lineage)
+            fragments = write_fragments(batches, target.root, storage_options)
+            target.commit(fragments, entries, lineage=lineage)
         return target.root
+    if remote:
+        overwrite = mode == "overwrite"
+        with creating_store_root(
+            str(root), overwrite=overwrite, storage_options=storage_options
+        ) as stage:
+            batches = _video_batches(videos, entries, quality=quality)
+            version = write_frame_table(batches, stage.uri, storage_options=storage_options)
+            metadata = build_metadata(entries, quality=quality, lineage=lineage)
+            stage.publish({**metadata, LANCE_VERSION_FIELD: version})
+        return stage.uri
     with atomic_root(root, overwrite=mode == "overwrite") as scratch:
         batches = _video_batches(videos, entries, quality=quality)
         version = write_frame_table(batches, scratch)

@@ -82,3 +82,34 @@ def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
 # =============================================================================
 # (other sections go below)
 # =============================================================================
+
+
+# =============================================================================
+# Local S3 server (tests/_s3.py)
+#
+# moto's S3 server on 127.0.0.1 behind a fault-injecting proxy, started once per session
+# by the first test that asks for it. AWS_* variables of the user's environment are
+# dropped for the session, so only the options a test gives (or sets) reach lance/pyarrow.
+# =============================================================================
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    import logging
+
+    from _s3 import S3StandIn
+
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        os.environ.pop(name)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto logs every request
+    with S3StandIn() as server:
+        yield server
+
+
+@pytest.fixture
+def s3(s3_server):
+    """The session's S3 stand-in with no injected faults, no added latency and an empty
+    request log."""
+    s3_server.proxy.clear()
+    yield s3_server
+    s3_server.proxy.clear()

@@ -26,7 +26,7 @@ LAYERS = (
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),
-    ("writer", "synthetic", "append", "merge", "demo"),
+    ("writer", "synthetic", "append", "store_roots", "merge", "demo"),
     ("convert",),
     ("card",),
     ("publish",),

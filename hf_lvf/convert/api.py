@@ -18,15 +18,19 @@ from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import LANCE_VERSION_FIELD, commit_fragments
 from ..layout import VideoInfo
 from ..loader import check_main_guard
+from ..location import is_object_store_uri, lance_options
 from ..sizes import Crop
-from ..writer import (
-    build_metadata,
-    write_metadata,
-)
+from ..writer import build_metadata
 
 if TYPE_CHECKING:
     pass
-from .appending import _destination, _known_labels, _plan_append, _recorded_resize
+from .appending import (
+    _destination,
+    _known_labels,
+    _plan_append,
+    _recorded_resize,
+    _write_new_metadata,
+)
 from .decoding import OnError, _FrameOptions, _import_av
 from .pool import (
     _TASKS_PER_WORKER,
@@ -61,7 +65,7 @@ class ConversionSummary:
     """What :func:`convert_videos` wrote.
 
     Attributes:
-        root: the root written.
+        root: the root written (its URL on an object store).
         num_videos: videos written (for an append, the new ones).
         num_frames: frames written (their Lance rows).
         skipped: inputs not converted, by path: unreadable ones, and (append) files
@@ -69,7 +73,7 @@ class ConversionSummary:
         seconds: wall time of the conversion.
     """
 
-    root: Path
+    root: Path | str
     num_videos: int
     num_frames: int
     skipped: tuple[SkippedVideo, ...] = ()
@@ -101,6 +105,7 @@ def convert_videos(
     extensions: Sequence[str] = VIDEO_EXTENSIONS,
     lineage: Mapping[str, Any] | None = None,
     progress: bool = True,
+    storage_options: Mapping[str, str] | None = None,
 ) -> ConversionSummary:
     """Convert video files to a new lance-video-frames root.
 
@@ -136,7 +141,8 @@ def convert_videos(
             turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
             Files and glob matches are recorded by the path given.
         root: the folder to create; it must be on a filesystem every worker can
-            reach (workers write into it).
+            reach (workers write into it), or a URL on an object store (``s3://...``):
+            workers write their fragments straight into the bucket.
         quality: WebP quality, 0-100.
         resize: ``None`` keeps each video's size; an int ``n`` scales the shorter
             side to ``n`` (the longer one by the same factor, rounded); ``(H, W)``
@@ -181,6 +187,9 @@ def convert_videos(
         progress: show a progress bar: videos done, and frames written (also
             while a long video is under way, updated every half second) and files
             skipped; ``huggingface_hub``'s progress-bar settings apply.
+        storage_options: for a root on an object store, lance's options (credentials,
+            endpoint); they travel with each task to the workers (in the pickle), and are
+            written nowhere. Without them, the workers' environment (``AWS_*``) is used.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -217,12 +226,14 @@ def convert_videos(
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
+    storage_options = lance_options(storage_options) or None  # also drops datasets' "hf"
+    known_labels = _known_labels(root, mode, storage_options)
     sources, label_names = _collect_sources(
-        inputs, extensions=extensions, known_labels=_known_labels(root, mode)
+        inputs, extensions=extensions, known_labels=known_labels
     )
     _import_av()  # fail before creating anything if PyAV is missing
 
-    with _destination(root, mode) as (scratch, target):
+    with _destination(root, mode, storage_options) as (scratch, target):
         duplicates: list[tuple[str, str]] = []
         first_id, first_row = 0, 0
         if target is not None:
@@ -249,9 +260,11 @@ def convert_videos(
                 folder=str(scratch),
                 options=options,
                 checksum=s.checksum,
+                storage_options=storage_options,
             )
             for i, s in source_of.items()
         ]
+        folder = str(scratch) if is_object_store_uri(str(scratch)) else scratch
         results: dict[int, _Result] = {}
         bar = _progress_bar(len(tasks), enabled=progress)
         counts = {"frames": 0, "skipped": 0}
@@ -281,9 +294,9 @@ def convert_videos(
             if executor is not None:
                 window = _TASKS_PER_WORKER * (workers or _cores())
                 submit = functools.partial(executor.submit, _convert_one)
-                _run(tasks, submit, window, scratch, on_result, on_progress)
+                _run(tasks, submit, window, folder, on_result, on_progress, storage_options)
             elif workers == 0:
-                _run(tasks, None, 1, scratch, on_result, on_progress)
+                _run(tasks, None, 1, folder, on_result, on_progress, storage_options)
             else:
                 n = workers or max(1, min(_cores(), len(tasks)))
                 import multiprocessing
@@ -296,7 +309,7 @@ def convert_videos(
                 try:
                     window = _TASKS_PER_WORKER * n
                     submit = functools.partial(_submit_to_pool, pool)
-                    _run(tasks, submit, window, scratch, on_result, on_progress)
+                    _run(tasks, submit, window, folder, on_result, on_progress, storage_options)
                 finally:
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
@@ -326,7 +339,7 @@ def convert_videos(
         if target is not None:
             target.commit(fragments, entries, n_skipped=len(skipped), lineage=provenance)
         else:
-            version = commit_fragments(scratch, fragments)
+            version = commit_fragments(folder, fragments, storage_options)
             metadata = build_metadata(
                 entries,
                 quality=options.quality,
@@ -337,9 +350,9 @@ def convert_videos(
             metadata["crop"] = options.crop
             if label_names is not None:
                 metadata["label_names"] = label_names
-            write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
+            _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return ConversionSummary(
-        root=Path(root).absolute(),
+        root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=len(entries),
         num_frames=sum(e["T"] for e in entries),
         skipped=tuple(SkippedVideo(p, r) for p, r in duplicates) + skipped,

@@ -6,12 +6,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..append import AppendTarget, WriteMode, appending
 from ..layout import METADATA_FILENAME, read_layout
-from ..writer import atomic_root, check_same_setting
+from ..location import delete_store_file, is_object_store_uri, list_store_files
+from ..store_roots import StoreStage, appending_store, creating_store_root
+from ..writer import atomic_root, check_same_setting, write_metadata
 from .decoding import _FrameOptions, _sha256
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
@@ -19,10 +22,15 @@ from .sources import _Source
 
 @contextlib.contextmanager
 def _destination(
-    root: str | os.PathLike[str], mode: WriteMode
-) -> Iterator[tuple[Path, AppendTarget | None]]:
-    """``(folder the workers write into, the append target or None)``."""
-    if mode == "append":
+    root: str | os.PathLike[str], mode: WriteMode, storage_options: Mapping[str, str] | None
+) -> Iterator[tuple[Path | StoreStage, AppendTarget | None]]:
+    """``(folder the workers write into, the append target or None)``; on an object store
+    the "folder" of a new root is a :class:`~hf_lvf.store_roots.StoreStage` (``str()`` of it
+    is the root's URL) and the workers write into the root itself."""
+    if is_object_store_uri(str(root)):
+        with _store_destination(str(root), mode, storage_options) as destination:
+            yield destination
+    elif mode == "append":
         with appending(root) as target:
             # The workers write into the root itself, so the marker that cancels them and
             # their progress files must not outlive this run, nor a killed earlier one (a
@@ -37,14 +45,62 @@ def _destination(
             yield scratch, None
 
 
+@contextlib.contextmanager
+def _store_destination(
+    uri: str, mode: WriteMode, storage_options: Mapping[str, str] | None
+) -> Iterator[tuple[StoreStage | str, AppendTarget | None]]:
+    if mode != "append":
+        overwrite = mode == "overwrite"
+        with creating_store_root(
+            uri, overwrite=overwrite, storage_options=storage_options
+        ) as stage:
+            _remove_store_run_files(stage.uri, storage_options)  # of a killed run
+            try:
+                yield stage, None
+            finally:
+                _remove_store_run_files(stage.uri, storage_options)
+        return
+    with appending_store(uri, storage_options) as target:
+        _remove_store_run_files(str(target.root), storage_options)
+        try:
+            yield str(target.root), target
+        finally:
+            _remove_store_run_files(str(target.root), storage_options)
+
+
 def _remove_run_files(root: Path) -> None:
     (root / _CANCEL_MARKER).unlink(missing_ok=True)
     for progress in root.glob(f"{_PROGRESS_PREFIX}*"):
         progress.unlink(missing_ok=True)
 
 
-def _known_labels(root: str | os.PathLike[str], mode: WriteMode) -> list[str] | None:
+def _remove_store_run_files(uri: str, storage_options: Mapping[str, str] | None) -> None:
+    for note in list_store_files(uri, storage_options, recursive=False):
+        if note.name == _CANCEL_MARKER or note.name.startswith(_PROGRESS_PREFIX):
+            delete_store_file(f"{uri}/{note.name}", storage_options)
+
+
+def _write_new_metadata(folder: Path | StoreStage, metadata: Mapping[str, Any]) -> None:
+    """Write a new root's ``_metadata.json``: into its scratch folder, or, on an object
+    store, published in one PUT (see :mod:`hf_lvf.store_roots`)."""
+    if isinstance(folder, StoreStage):
+        folder.publish(metadata)
+    else:
+        write_metadata(folder, metadata)
+
+
+def _known_labels(
+    root: str | os.PathLike[str], mode: WriteMode, storage_options: Mapping[str, str] | None
+) -> list[str] | None:
     """The class names of the root an append adds to (its new folder labels index them)."""
+    if mode == "append" and is_object_store_uri(str(root)):
+        try:
+            names = read_layout(str(root), storage_options=storage_options).header.get(
+                "label_names"
+            )
+        except FileNotFoundError:  # not a root: the append says so
+            return None
+        return list(names) if isinstance(names, list) else None
     if mode != "append" or not (Path(root) / METADATA_FILENAME).is_file():
         return None
     names = read_layout(str(Path(root).absolute())).header.get("label_names")

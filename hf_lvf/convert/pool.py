@@ -5,9 +5,11 @@ fragments, cancellation, and the worker pool.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import signal
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import VideoDecodeError
 from ..frames import write_fragments
+from ..location import (
+    delete_store_file,
+    is_object_store_uri,
+    read_store_file,
+    store_file_exists,
+    write_store_file,
+)
 from ..writer import (
     frame_batches,
 )
@@ -23,12 +32,18 @@ if TYPE_CHECKING:
     pass
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 
+logger = logging.getLogger(__name__)
+
 _CANCEL_MARKER = ".hf_lvf-cancelled"
 # Frames a task has written so far, in a file of the scratch folder that the parent polls
-# (workers may be processes or cluster nodes: the folder is what they all reach).
+# (workers may be processes or cluster nodes: the folder is what they all reach; on an
+# object store, objects of the root).
 _PROGRESS_PREFIX = ".hf_lvf-progress-"
 # How often the parent looks at the workers' progress while it waits for results.
 _PROGRESS_SECONDS = 0.5
+# On an object store each note is a request: a worker looks for the cancel marker and reports
+# its progress at most this often.
+_REMOTE_NOTE_SECONDS = 1.0
 
 
 # Videos in flight per worker: enough to keep each worker busy while the parent
@@ -44,6 +59,8 @@ class _Task:
     folder: str
     options: _FrameOptions
     checksum: str | None = None  # the file's SHA-256 if the parent already computed it
+    # Lance's options for a root on an object store: they travel with the task to the worker.
+    storage_options: Mapping[str, str] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -65,15 +82,23 @@ class _Cancelled(Exception):
 
 
 def _cancellable(
-    batches: Iterator[Any], folder: str, on_batch: Callable[[int], None] | None = None
+    batches: Iterator[Any],
+    folder: str,
+    on_batch: Callable[[int], None] | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Iterator[Any]:
     """``batches``, stopping when the conversion is cancelled; ``on_batch(frames so far)``
     after each."""
     marker = os.path.join(folder, _CANCEL_MARKER)
-    written = 0
+    remote = is_object_store_uri(folder)
+    written, looked = 0, float("-inf")
     for batch in batches:
-        if os.path.exists(marker) or not os.path.isdir(folder):
+        if not remote and (os.path.exists(marker) or not os.path.isdir(folder)):
             raise _Cancelled(f"conversion into {folder!r} was cancelled")
+        if remote and time.monotonic() - looked >= _REMOTE_NOTE_SECONDS:
+            looked = time.monotonic()
+            if store_file_exists(f"{folder}/{_CANCEL_MARKER}", storage_options):
+                raise _Cancelled(f"conversion into {folder!r} was cancelled")
         yield batch
         written += batch.num_rows
         if on_batch is not None:
@@ -84,19 +109,62 @@ def _progress_path(folder: str | Path, video_id: int) -> Path:
     return Path(folder) / f"{_PROGRESS_PREFIX}{video_id}"
 
 
-def _write_progress(folder: str, video_id: int, frames: int) -> None:
+def _write_progress(
+    folder: str, video_id: int, frames: int, storage_options: Mapping[str, str] | None = None
+) -> None:
+    if is_object_store_uri(folder):  # one PUT: the parent reads the old number or the new
+        note = f"{folder}/{_PROGRESS_PREFIX}{video_id}"
+        write_store_file(note, str(frames).encode(), storage_options)
+        return
     path = _progress_path(folder, video_id)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(str(frames))
     os.replace(tmp, path)  # the parent never reads half a number
 
 
-def read_progress(folder: str | Path, video_id: int) -> int:
+def _every(seconds: float, call: Callable[[int], None]) -> Callable[[int], None]:
+    """``call``, skipped when it ran less than ``seconds`` ago."""
+    last = [float("-inf")]
+
+    def throttled(value: int) -> None:
+        if time.monotonic() - last[0] >= seconds:
+            last[0] = time.monotonic()
+            call(value)
+
+    return throttled
+
+
+def read_progress(
+    folder: str | Path, video_id: int, storage_options: Mapping[str, str] | None = None
+) -> int:
     """Frames the task of ``video_id`` reported written so far (0 if none yet)."""
     try:
+        if is_object_store_uri(str(folder)):
+            note = f"{folder}/{_PROGRESS_PREFIX}{video_id}"
+            return int(read_store_file(note, storage_options, missing_ok=True) or 0)
         return int(_progress_path(folder, video_id).read_text())
     except (OSError, ValueError):
         return 0
+
+
+def _forget_progress(
+    folder: str | Path, video_id: int, storage_options: Mapping[str, str] | None
+) -> None:
+    if is_object_store_uri(str(folder)):
+        delete_store_file(f"{folder}/{_PROGRESS_PREFIX}{video_id}", storage_options)
+    else:
+        _progress_path(folder, video_id).unlink(missing_ok=True)
+
+
+def _cancel(folder: str | Path, storage_options: Mapping[str, str] | None) -> None:
+    """Leave the marker that tells the workers to stop."""
+    if is_object_store_uri(str(folder)):
+        try:
+            write_store_file(f"{folder}/{_CANCEL_MARKER}", b"", storage_options)
+        except OSError as err:  # the tasks under way then run to their end, uncommitted
+            logger.warning("could not tell the workers writing %s to stop: %s", folder, err)
+    else:
+        (Path(folder) / _CANCEL_MARKER).touch()
 
 
 def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> _Result:
@@ -105,7 +173,12 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
     Progress (frames written so far) goes to ``on_batch``, or, by default, to a file of the
     folder that the parent reads with :func:`read_progress`."""
     av = _import_av()
-    if os.path.exists(os.path.join(task.folder, _CANCEL_MARKER)):
+    options = task.storage_options
+    if is_object_store_uri(task.folder):
+        cancelled = store_file_exists(f"{task.folder}/{_CANCEL_MARKER}", options)
+    else:
+        cancelled = os.path.exists(os.path.join(task.folder, _CANCEL_MARKER))
+    if cancelled:
         raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
     decoder = _Decoder(task.file, task.options)
     seen = {"T": 0, "size": (0, 0)}
@@ -124,8 +197,13 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
             on_frame=on_frame,
         )
         if on_batch is None:
-            on_batch = functools.partial(_write_progress, task.folder, task.video_id)
-        fragments = write_fragments(_cancellable(batches, task.folder, on_batch), task.folder)
+            on_batch = functools.partial(
+                _write_progress, task.folder, task.video_id, storage_options=options
+            )
+            if is_object_store_uri(task.folder):
+                on_batch = _every(_REMOTE_NOTE_SECONDS, on_batch)
+        batches = _cancellable(batches, task.folder, on_batch, options)
+        fragments = write_fragments(batches, task.folder, options)
     except (_BadVideo, av.error.FFmpegError) as err:
         reason = str(err) if isinstance(err, _BadVideo) else _ffmpeg_reason(err, task.file)
         if task.options.on_error == "raise":
@@ -188,9 +266,10 @@ def _run(
     tasks: list[_Task],
     submit: Callable[[_Task], Future] | None,
     window: int,
-    folder: Path,
+    folder: Path | str,
     on_result: Callable[[_Result], None],
     on_progress: Callable[[int, int], None] = lambda video_id, frames: None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> None:
     """Run ``tasks`` (in this process if ``submit`` is None), ``window`` at a time.
 
@@ -217,7 +296,7 @@ def _run(
             done, pending = wait(pending, _PROGRESS_SECONDS, return_when=FIRST_COMPLETED)
             for future in done:
                 result = future.result()
-                _progress_path(folder, running.pop(future)).unlink(missing_ok=True)
+                _forget_progress(folder, running.pop(future), storage_options)
                 on_result(result)
                 task = next(queue, None)
                 if task is not None:
@@ -225,9 +304,9 @@ def _run(
                     pending.add(future)
                     running[future] = task.video_id
             for video_id in running.values():
-                on_progress(video_id, read_progress(folder, video_id))
+                on_progress(video_id, read_progress(folder, video_id, storage_options))
     except BaseException:
-        (folder / _CANCEL_MARKER).touch()
+        _cancel(folder, storage_options)
         for future in pending:
             future.cancel()
         wait(pending)  # running tasks stop at their next batch of frames

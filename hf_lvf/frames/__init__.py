@@ -22,8 +22,10 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from ..errors import ForkSafetyError, HubError, LayoutError
+from ..errors import ForkSafetyError, HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
+from ..location.store import is_object_store_uri, secret_values, store_has_table
+from ..location.store_options import lance_options
 from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
 from .remote import describe_rows, patiently
 
@@ -37,6 +39,8 @@ _COLUMN_KINDS = (
     ("frame_idx", pa.types.is_integer, "int32"),
     ("bytes", lambda t: pa.types.is_large_binary(t) or pa.types.is_binary(t), "large_binary"),
 )
+_Folder = os.PathLike[str] | str
+_Options = Mapping[str, str] | None  # storage_options, for lance and location.store
 # pid of the first process of this interpreter's lineage that opened a Lance dataset.
 # A fork copies it, so a child sees its parent's pid here and knows not to touch lance.
 _lance_opened_by_pid: int | None = None
@@ -69,7 +73,7 @@ class FrameReader(AheadReads):
 
     def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
         self._layout = layout
-        self._storage_options = dict(storage_options or {})
+        self._storage_options = lance_options(storage_options)
         self._ds: Any = None
         self._pid: int | None = None
         self._open_lock = threading.Lock()  # read-ahead threads may open the table first
@@ -109,7 +113,7 @@ class FrameReader(AheadReads):
         try:
             ds = self._patiently(open_table, "the Lance table") if self.is_remote else open_table()
         except (OSError, ValueError, RuntimeError) as err:
-            if isinstance(err, HubError):
+            if isinstance(err, (HubError, StoreError)):
                 raise
             raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
         missing = [name for name in FRAME_SCHEMA.names if ds.schema.get_field_index(name) < 0]
@@ -165,7 +169,8 @@ class FrameReader(AheadReads):
 
     def _patiently(self, call: Callable[[], T], what: str | Callable[[], str]) -> T:
         revision = self._storage_options.get("hf_revision")
-        return patiently(call, uri=self._layout.uri, revision=revision, what=what)
+        hide = secret_values(self._storage_options)  # credentials: never in a message
+        return patiently(call, uri=self._layout.uri, revision=revision, what=what, hide=hide)
 
     def _check_rows(self, rows: np.ndarray, table: pa.Table) -> None:
         layout = self._layout
@@ -208,20 +213,21 @@ def pinned_version(layout: RootLayout) -> int | None:
     return version
 
 
-def write_frame_table(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> int:
-    """Write a stream of frame-schema batches as a new Lance dataset at ``folder``.
-
-    If ``batches`` raises, the original exception propagates (not lance's wrapper).
-
-    Returns:
-        The Lance version written (the first).
-    """
+def write_frame_table(
+    batches: Iterable[pa.RecordBatch], folder: _Folder, *, storage_options: _Options = None
+) -> int:
+    """Write frame-schema batches as a new Lance dataset at ``folder``; return its version (on
+    an object store, over a dataset already there: a new version replacing its rows). If
+    ``batches`` raises, the original exception propagates (not lance's wrapper)."""
     import lance
 
     _enter_lance(str(folder))
+    mode = "overwrite" if store_has_table(str(folder), storage_options) else "create"
     ds = _write_from(
         batches,
-        lambda reader: lance.write_dataset(reader, str(folder), schema=FRAME_SCHEMA, mode="create"),
+        lambda reader: lance.write_dataset(
+            reader, str(folder), schema=FRAME_SCHEMA, mode=mode, storage_options=storage_options
+        ),
     )
     return ds.version
 
@@ -229,7 +235,9 @@ def write_frame_table(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str
 # --- writing fragments: conversion workers write them, the parent commits them once ---
 
 
-def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] | str) -> list[Any]:
+def write_fragments(
+    batches: Iterable[pa.RecordBatch], folder: _Folder, storage_options: _Options = None
+) -> list[Any]:
     """Write frame-schema batches as new, uncommitted fragments of the dataset at ``folder``.
 
     Safe to call from many processes at once on the same folder: each call writes
@@ -244,26 +252,27 @@ def write_fragments(batches: Iterable[pa.RecordBatch], folder: os.PathLike[str] 
     import lance
 
     _enter_lance(str(folder))
-    # Into an existing dataset (an append) lance wants mode="append"; either way nothing
-    # is committed here.
-    mode = "append" if (Path(folder) / "_versions").is_dir() else "create"
+    # Into an existing dataset lance wants mode="append"; nothing is committed here either way.
+    exists = store_has_table(str(folder), storage_options) or (Path(folder) / "_versions").is_dir()
+    mode = "append" if exists else "create"
     fragments = _write_from(
         batches,
         lambda reader: lance.fragment.write_fragments(
-            reader, str(folder), schema=FRAME_SCHEMA, mode=mode
+            reader, str(folder), schema=FRAME_SCHEMA, mode=mode, storage_options=storage_options
         ),
     )
     return list(fragments)
 
 
-def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -> int:
-    """Commit ``fragments`` as the first version of a new dataset at ``folder``.
+def commit_fragments(folder: _Folder, fragments: Sequence[Any], storage_options: _Options = None):
+    """Commit ``fragments`` as the first version of a new dataset at ``folder`` (on an object
+    store, as a version replacing the rows of a dataset already there).
 
     Rows follow the order of ``fragments`` (lance keeps fragment order), so a
     caller that passes each video's fragments in video order gets the row order
     FORMAT.md requires. Data files under ``folder/data`` that no fragment
-    references (left by a task that failed, was cancelled or was retried) are
-    deleted, so the dataset holds only what it lists. Returns the version written.
+    references (left by a failed, cancelled or retried task) are deleted (on an object store
+    :mod:`hf_lvf.store_roots` collects them), so it holds only what it lists. Returns the version.
     """
     import lance
 
@@ -271,10 +280,10 @@ def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -
     if not fragments:
         raise ValueError("cannot commit a dataset with no fragments")
     operation = lance.LanceOperation.Overwrite(FRAME_SCHEMA, list(fragments))
-    ds = lance.LanceDataset.commit(str(folder), operation)
+    ds = lance.LanceDataset.commit(str(folder), operation, storage_options=storage_options)
     referenced = {data_file.path for fragment in fragments for data_file in fragment.files}
-    data_dir = Path(folder) / "data"
-    for path in data_dir.glob("*.lance"):
+    remote = is_object_store_uri(str(folder))
+    for path in [] if remote else (Path(folder) / "data").glob("*.lance"):
         if path.name not in referenced:
             path.unlink()
     return ds.version
@@ -283,29 +292,31 @@ def commit_fragments(folder: os.PathLike[str] | str, fragments: Sequence[Any]) -
 # --- growing a dataset: append (hf_lvf.append) and copy (hf_lvf.merge) ---
 
 
-def table_state(folder: os.PathLike[str] | str) -> tuple[int, int]:
-    """``(latest version, its row count)`` of the local dataset at ``folder``."""
+def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:
+    """``(latest version, its row count)`` of the dataset at ``folder`` (``storage_options=``)."""
     import lance
 
     _enter_lance(str(folder))
-    ds = lance.dataset(str(folder))
+    ds = lance.dataset(str(folder), **options)
     return ds.version, ds.count_rows()
 
 
-def version_row_count(folder: os.PathLike[str] | str, version: int) -> int:
-    """Rows of ``version`` of the dataset at ``folder``."""
+def version_row_count(folder: _Folder, version: int, **options: Any) -> int:
+    """Rows of ``version`` of the dataset at ``folder`` (``storage_options=``)."""
     import lance
 
     _enter_lance(str(folder))
     try:
-        return lance.dataset(str(folder), version=version).count_rows()
+        return lance.dataset(str(folder), version=version, **options).count_rows()
     except (OSError, ValueError, RuntimeError) as err:
         raise LayoutError(
             f"cannot open version {version} of the Lance table of root {str(folder)!r}: {err}"
         ) from err
 
 
-def commit_append(folder: os.PathLike[str] | str, fragments: Sequence[Any], *, base: int) -> int:
+def commit_append(
+    folder: _Folder, fragments: Sequence[Any], *, base: int, storage_options: _Options = None
+) -> int:
     """Commit ``fragments`` after the rows of version ``base``, in one Append commit.
 
     A version later than ``base`` (committed by a writer killed before it could
@@ -321,12 +332,13 @@ def commit_append(folder: os.PathLike[str] | str, fragments: Sequence[Any], *, b
     _enter_lance(str(folder))
     if not fragments:
         raise ValueError("cannot append no fragments")
-    latest = lance.dataset(str(folder))
+    options = {"storage_options": storage_options}
+    latest = lance.dataset(str(folder), **options)
     if latest.version != base:
-        lance.dataset(str(folder), version=base).restore()
-        latest = lance.dataset(str(folder))
+        lance.dataset(str(folder), version=base, **options).restore()
+        latest = lance.dataset(str(folder), **options)
     operation = lance.LanceOperation.Append(list(fragments))
-    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version)
+    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version, **options)
     return ds.version
 
 
@@ -342,17 +354,22 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
     Returns:
         The names of the deleted files.
     """
-    import lance
-
-    _enter_lance(str(folder))
-    ds = lance.dataset(str(folder), version=version)
-    referenced = {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
+    referenced = referenced_data_files(folder, version)
     removed = []
     for path in (Path(folder) / "data").iterdir():  # *.lance, and .tmp* of killed writes
         if path.is_file() and path.name not in referenced:
             path.unlink()
             removed.append(path.name)
     return removed
+
+
+def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[str]:
+    """Names of the data files (in ``data/``) that ``version`` of the dataset references."""
+    import lance
+
+    _enter_lance(str(folder))
+    ds = lance.dataset(str(folder), version=version, **options)
+    return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
 
 
 def scan_frame_bytes(

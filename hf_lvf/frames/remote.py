@@ -4,23 +4,24 @@ lance waits out a stalled connection for as long as it stalls and gives up on a 
 after a few instant tries, with an error that names neither the root nor the revision.
 :func:`patiently` gives each try ``_READ_TIMEOUT_S``, tries again after a backoff while
 ``_RETRY_BUDGET_S`` lasts (not on errors that trying again cannot fix), then raises a
-:class:`~hf_lvf.errors.HubError` (``hf://`` roots) or ``OSError`` naming the root, the
-revision, what was read and the last answer. No lance here: it wraps any call.
+:class:`~hf_lvf.errors.HubError` (``hf://`` roots), :class:`~hf_lvf.errors.StoreError`
+(object stores) or ``OSError`` naming the root, the revision, what was read and the last
+answer, credentials masked. No lance here: it wraps any call, with the loop of
+:func:`hf_lvf.location._calls.retry_transient`.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
 
-from ..errors import HubError
-from ..location._calls import call_within
+from ..errors import HubError, StoreError
+from ..location._calls import retry_transient
+from ..location.store import is_object_store_uri, redact
 
 T = TypeVar("T")
 logger = logging.getLogger("hf_lvf.frames")
@@ -31,48 +32,67 @@ _BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 # Errors that trying again cannot fix: HTTP statuses, and words of lance's error kinds.
 _PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 410, 416})
 _PERMANENT_WORDS = ("notfound", "not found", "permissiondenied", "permission denied")
-_STATUS_RE = re.compile(r"status: (\d{3})")
+_STATUS_RE = re.compile(r"status(?: code)?: (\d{3})")
+_CODE_RE = re.compile(r"<Code>(\w+)</Code>")
 
 
 def patiently(
-    call: Callable[[], T], *, uri: str, revision: str | None, what: str | Callable[[], str]
+    call: Callable[[], T],
+    *,
+    uri: str,
+    revision: str | None,
+    what: str | Callable[[], str],
+    hide: Sequence[str] = (),
 ) -> T:
     """``call()``, given ``_READ_TIMEOUT_S`` a try and tried again after a backoff on a failure
-    that may pass, within ``_RETRY_BUDGET_S``.
+    that may pass, within ``_RETRY_BUDGET_S``. ``hide``: values (credentials) never to show in
+    a message.
 
     Raises:
         HubError: for an ``hf://`` root, once the budget is spent or the error is permanent.
+        StoreError: the same, for an object-store root (``s3://``, ``gs://``, ``az://``).
         OSError: the same, for other remote roots.
     """
-    started = time.monotonic()
-    for attempt in itertools.count():
-        try:
-            return call_within(call, _READ_TIMEOUT_S)
-        except (OSError, ValueError, RuntimeError) as err:
-            elapsed = time.monotonic() - started
-            wait = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
-            described = what if isinstance(what, str) else what()
-            if _is_permanent(err) or elapsed + wait > _RETRY_BUDGET_S:
-                where = f"{uri!r}" + (f" at revision {revision!r}" if revision else "")
-                message = (
-                    f"cannot read {described} of root {where} ({attempt + 1} tries in "
-                    f"{elapsed:.1f} s): {_summary(err)}"
-                )
-                if not uri.startswith("hf://"):
-                    raise OSError(message) from err
-                raise HubError(
-                    f"{message}; the Hub is unreachable, busy or too slow, or the file is "
-                    "missing: check the connection (and HF_ENDPOINT) and try again later"
-                ) from err
-            logger.warning(
-                "reading %s of %s failed (%s); trying again in %.2f s",
-                described,
-                uri,
-                _summary(err),
-                wait,
+
+    def described() -> str:
+        return what if isinstance(what, str) else what()
+
+    def give_up(err: BaseException, tries: int, elapsed: float) -> BaseException:
+        where = f"{uri!r}" + (f" at revision {revision!r}" if revision else "")
+        message = (
+            f"cannot read {described()} of root {where} ({tries} tries in "
+            f"{elapsed:.1f} s): {_summary(err, hide)}"
+        )
+        if uri.startswith("hf://"):
+            return HubError(
+                f"{message}; the Hub is unreachable, busy or too slow, or the file is "
+                "missing: check the connection (and HF_ENDPOINT) and try again later"
             )
-            time.sleep(wait)
-    raise AssertionError("unreachable")  # pragma: no cover
+        if is_object_store_uri(uri):
+            return StoreError(
+                f"{message}; check the bucket, the credentials and the endpoint in "
+                "storage_options (or the environment), and try again later"
+            )
+        return OSError(message)
+
+    def on_retry(err: BaseException, wait: float) -> None:
+        logger.warning(
+            "reading %s of %s failed (%s); trying again in %.2f s",
+            described(),
+            uri,
+            _summary(err, hide),
+            wait,
+        )
+
+    return retry_transient(
+        call,
+        timeout_s=_READ_TIMEOUT_S,
+        budget_s=_RETRY_BUDGET_S,
+        backoff_s=_BACKOFF_S,
+        is_permanent=_is_permanent,
+        give_up=give_up,
+        on_retry=on_retry,
+    )
 
 
 def describe_rows(rows: np.ndarray, starts: np.ndarray, files: list[str]) -> str:
@@ -84,12 +104,14 @@ def describe_rows(rows: np.ndarray, starts: np.ndarray, files: list[str]) -> str
     return f"Lance rows {int(rows.min())}-{int(rows.max())} (in {shown})"
 
 
-def _summary(err: BaseException) -> str:
-    """One line about a failed read: the HTTP status if lance names one, else its message."""
-    text = " ".join(str(err).split())
+def _summary(err: BaseException, hide: Sequence[str] = ()) -> str:
+    """One line about a failed read: the HTTP status if lance names one (and the store's error
+    code), else its message; the values in ``hide`` are masked."""
+    text = redact(" ".join(str(err).split()), hide)
     status = _STATUS_RE.search(text)
     if status:
-        return f"the server answered {status.group(1)}"
+        code = _CODE_RE.search(text)
+        return f"the server answered {status.group(1)}" + (f" ({code.group(1)})" if code else "")
     return text[:300] or type(err).__name__
 
 

@@ -2,12 +2,15 @@
 budget, and errors as :class:`HubError`.
 
 The publishing module uses the same two helpers for its writes (which are retried on a
-busy answer only: a write whose answer was lost may have happened).
+busy answer only: a write whose answer was lost may have happened). :func:`retry_transient`
+is the same loop for any remote call (Lance reads, object-store files): the caller says which
+errors are permanent and what to raise when it gives up.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -95,6 +98,37 @@ def call_within(call: Callable[[], _T], timeout_s: float) -> _T:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def retry_transient(
+    call: Callable[[], _T],
+    *,
+    timeout_s: float,
+    budget_s: float,
+    backoff_s: tuple[float, ...],
+    is_permanent: Callable[[BaseException], bool],
+    give_up: Callable[[BaseException, int, float], BaseException],
+    on_retry: Callable[[BaseException, float], None],
+) -> _T:
+    """``call()`` given ``timeout_s`` a try, tried again after ``backoff_s[attempt]`` (the last
+    value repeats) on an ``OSError``/``ValueError``/``RuntimeError`` that ``is_permanent`` does
+    not call permanent, while tries and waits stay within ``budget_s``.
+
+    ``on_retry(err, wait)`` is called before each wait. When it gives up, it raises
+    ``give_up(last error, tries, seconds spent)``, chained to the last error.
+    """
+    started = time.monotonic()
+    for attempt in itertools.count():
+        try:
+            return call_within(call, timeout_s)
+        except (OSError, ValueError, RuntimeError) as err:
+            elapsed = time.monotonic() - started
+            wait = backoff_s[min(attempt, len(backoff_s) - 1)]
+            if is_permanent(err) or elapsed + wait > budget_s:
+                raise give_up(err, attempt + 1, elapsed) from err
+            on_retry(err, wait)
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _retry_after(response: Any, attempt: int) -> float:

@@ -6,11 +6,19 @@ import logging
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from ..errors import LayoutError, RootNotFoundError
 from .hints import videos_hint
-from .hub import list_file_entries, read_hub_file
+from .hub import download_root, list_file_entries, read_hub_file
 from .paths import METADATA_FILENAME, is_hub_uri, parse_hub_uri
+from .store import (
+    download_store_root,
+    is_object_store_uri,
+    list_store_files,
+    read_store_file,
+    store_file_identity,
+)
 
 logger = logging.getLogger("hf_lvf.location")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -30,10 +38,17 @@ def read_root_file(
             is not a root).
         LayoutError: the name is a folder, not a file.
         HubError: an ``hf://`` root's repo, revision or file is not accessible.
+        StoreError: an object-store root's bucket is missing or refuses the credentials,
+            or the store does not answer (see :mod:`.store`).
     """
     path = join_uri(uri, name)
     if is_hub_uri(uri):
         return read_hub_file(path, storage_options)
+    if is_object_store_uri(uri):
+        try:
+            return read_store_file(path, storage_options)
+        except FileNotFoundError as err:
+            raise RootNotFoundError(_not_found(uri, path, name)) from err
     if "://" in uri:
         import fsspec
 
@@ -72,6 +87,11 @@ def root_file_identity(
         if revision is None or not _SHA_RE.match(revision):
             return None
         return f"hf:{where.repo_id}@{revision}/{where.path_in_repo}"
+    if is_object_store_uri(uri):
+        try:
+            return f"store:{path}:{store_file_identity(path, storage_options)}"
+        except FileNotFoundError:
+            return None  # the read that follows names it
     if "://" in uri:
         return None
     try:
@@ -105,11 +125,8 @@ def root_size_bytes(uri: str, storage_options: Mapping[str, str] | None = None) 
             entries = list_file_entries(path.repo_id, sha or "main", options.get("hf_token"))
             prefix = f"{path.path_in_repo}/" if path.path_in_repo else ""
             return sum(e.size for name, e in entries.items() if name.startswith(prefix))
-        if "://" in uri:
-            import fsspec
-
-            fs, root = fsspec.core.url_to_fs(uri, **options)
-            return int(fs.du(root, total=True))
+        if is_object_store_uri(uri):
+            return sum(f.size for f in list_store_files(uri, options))
         total = 0
         for folder, _, files in os.walk(uri):
             total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
@@ -117,3 +134,22 @@ def root_size_bytes(uri: str, storage_options: Mapping[str, str] | None = None) 
     except Exception as err:  # noqa: BLE001  (a description: unknown, never a failure)
         logger.debug("cannot list the files of root %s: %s", uri, err)
         return None
+
+
+def local_copy(
+    uri: str,
+    *,
+    token: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path | None:
+    """A local copy of a remote root, made once: an ``hf://`` root in the Hugging Face cache
+    (``@rev`` pins it), an object-store root in ``cache_dir`` (per state of its
+    ``_metadata.json``). ``None`` for a local root, which needs none."""
+    if is_hub_uri(uri):
+        return download_root(uri, token=token)
+    if is_object_store_uri(uri):
+        if cache_dir is None:
+            raise ValueError(f"copying {uri!r} needs a cache_dir")
+        return download_store_root(uri, cache_dir, storage_options)
+    return None

@@ -12,6 +12,13 @@ from ..errors import RootNotFoundError
 from .hints import video_files_hint, videos_hint
 from .hub import list_files, resolve_revision
 from .paths import METADATA_FILENAME, HubPath, is_hub_uri, parse_hub_uri
+from .store import (
+    is_object_store_uri,
+    list_store_folders,
+    parse_store_uri,
+    store_file_exists,
+    store_file_identity,
+)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
@@ -232,4 +239,87 @@ def expand_data_files(data_files: Any, base: Path) -> Any:
     return expand_all(data_files)
 
 
-# --- registration ---------------------------------------------------------------------------
+# --- object stores --------------------------------------------------------------------------
+
+
+def store_data_files(
+    data_dir: str | None, data_files: Any, storage_options: Mapping[str, Any] | None
+) -> dict[str, list[tuple[str, str]]]:
+    """Split -> ``(_metadata.json URI, its identity)`` of the roots of an object-store
+    ``data_dir`` (as :func:`find_roots` reads a local one), or of ``data_files`` naming
+    object-store roots, folders of roots or ``_metadata.json`` files (no glob patterns). The
+    identity (size and ETag) makes the cache key change when a root does.
+
+    Raises:
+        RootNotFoundError: a folder holds no root.
+        ValueError: a glob pattern, a local path among object-store ones, or a bad split name.
+        StoreError: see :func:`~.store.read_store_file`.
+    """
+
+    def meta(folder: str) -> tuple[str, str]:
+        uri = f"{folder}/{METADATA_FILENAME}"
+        return uri, store_file_identity(uri, storage_options)
+
+    def is_root(folder: str) -> bool:
+        return store_file_exists(f"{folder}/{METADATA_FILENAME}", storage_options)
+
+    def sub_roots(folder: str) -> list[str]:
+        if is_root(folder):
+            return [folder]
+        subs = [f"{folder}/{n}" for n in list_store_folders(folder, storage_options)]
+        return [f for f in subs if not f.rsplit("/", 1)[1].startswith(".") and is_root(f)]
+
+    if data_files is None:
+        folder = parse_store_uri(str(data_dir)).uri
+        if is_root(folder):
+            return {"train": [meta(folder)]}
+        splits: dict[str, list[tuple[str, str]]] = {}
+        for name in list_store_folders(folder, storage_options):
+            roots = [] if name.startswith(".") else sub_roots(f"{folder}/{name}")
+            if roots and not _SPLIT_NAME.match(name):
+                raise ValueError(
+                    f"folder {folder}/{name} holds roots but its name is not a valid split name "
+                    "(letters, digits, '_', dots between words)"
+                )
+            if roots:
+                splits[name] = [meta(r) for r in roots]
+        if not splits:
+            raise RootNotFoundError(
+                f"data_dir {data_dir!r} is not a lance-video-frames root (no "
+                f"{METADATA_FILENAME}) and none of its sub-folders is one or holds one"
+            )
+        ordered = [s for s in _SPLIT_ORDER if s in splits] + sorted(set(splits) - {*_SPLIT_ORDER})
+        return {s: splits[s] for s in ordered}
+
+    def resolve(pattern: Any) -> list[tuple[str, str]]:
+        text = str(pattern)
+        if not is_object_store_uri(text) or _GLOB_CHARS.search(text):
+            raise ValueError(
+                f"data_files on an object store must all be s3://, gs:// or az:// roots, folders "
+                f"of roots or {METADATA_FILENAME} files, without glob patterns; got {text!r}"
+            )
+        url = parse_store_uri(text)
+        if url.key.endswith(METADATA_FILENAME):
+            return [meta(url.uri.rsplit("/", 1)[0])]
+        roots = sub_roots(url.uri)
+        if not roots:
+            raise RootNotFoundError(
+                f"{text!r} is not a lance-video-frames root and none of its sub-folders is one"
+            )
+        return [meta(r) for r in roots]
+
+    if not isinstance(data_files, Mapping):
+        data_files = {"train": data_files}
+    return {
+        str(split): [m for p in ([ps] if isinstance(ps, str) else ps) for m in resolve(p)]
+        for split, ps in data_files.items()
+    }
+
+
+def is_store_data(data_dir: Any, data_files: Any) -> bool:
+    """Whether ``data_dir`` or any of ``data_files`` is an object-store URL."""
+    if data_files is None:
+        return is_object_store_uri(str(data_dir))
+    values = data_files.values() if isinstance(data_files, Mapping) else [data_files]
+    flat = [v for vs in values for v in ([vs] if isinstance(vs, (str, os.PathLike)) else vs)]
+    return any(is_object_store_uri(str(v)) for v in flat)

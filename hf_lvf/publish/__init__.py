@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ from ..location import (
     METADATA_FILENAME,
     REPO_TYPE,
     HubPath,
+    download_store_root,
+    is_object_store_uri,
     list_file_entries,
     list_files,
     read_text,
@@ -61,6 +64,7 @@ def push_to_hub(
     token: str | None = None,
     commit_message: str | None = None,
     card_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> CommitInfo:
     """Publish a root to a dataset repo, with its dataset card.
 
@@ -76,7 +80,8 @@ def push_to_hub(
     branch holds a consistent root. An interrupted push resumes when run again.
 
     Args:
-        root: a local root folder.
+        root: a local root folder, or a root on an object store (``s3://...``), which is
+            first copied into a temporary folder (with ``storage_options``, lance's options).
         repo_id: ``"namespace/name"`` of the dataset repo.
         path_in_repo: the folder to put the root in (default: the repo's top), e.g. ``"train"``.
         revision: the branch to commit to (created from the default branch if missing).
@@ -101,6 +106,12 @@ def push_to_hub(
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
+    if is_object_store_uri(os.fspath(root)):
+        with tempfile.TemporaryDirectory(prefix="hf_lvf-push-") as tmp:
+            local = download_store_root(os.fspath(root), tmp, storage_options)
+            arguments = {"path_in_repo": path_in_repo, "revision": revision, "private": private}
+            arguments.update(token=token, commit_message=commit_message, card_options=card_options)
+            return push_to_hub(local, repo_id, **arguments)
     local, layout = _check_local_root(root)
     _check_repo_id(repo_id)
     path_in_repo = clean_path_in_repo(path_in_repo)
@@ -277,7 +288,9 @@ def _check_local_root(root: str | os.PathLike[str]) -> tuple[Path, RootLayout]:
     """A local root, validated like a reader would: metadata, then the Lance table."""
     text = os.fspath(root)
     if "://" in text:
-        raise ValueError(f"root must be a local folder to push, got {text!r}")
+        raise ValueError(
+            f"root must be a local folder to push (or an s3://, gs://, az:// URL), got {text!r}"
+        )
     local = Path(text).absolute()
     if not local.is_dir():
         raise RootNotFoundError(f"{text!r} is not a folder, so not a lance-video-frames root")
