@@ -100,6 +100,17 @@ def write_lock(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine is running (a writer that left files behind)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: running
+        return True
+    return True
+
+
 def write_metadata_atomic(root: Path, text: bytes) -> None:
     """Replace ``root/_metadata.json`` with ``text`` in one rename: a reader sees the old or
     the new file."""

@@ -47,7 +47,7 @@ from typing import Any
 import msgspec
 
 from ._version import __version__
-from .append import AppendTarget, base_version
+from .append import AppendTarget, base_version, pid_alive
 from .frames import LANCE_VERSION_FIELD, referenced_data_files, table_state
 from .layout import METADATA_FILENAME, read_layout
 from .layout.text import encode_metadata
@@ -72,19 +72,9 @@ _ANY = "any"  # publish whatever _metadata.json is there now (overwrite)
 # --- the writer's lock ----------------------------------------------------------------------
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _holder_alive(holder: Mapping[str, Any]) -> bool:
     if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
-        return _pid_alive(holder["pid"])
+        return pid_alive(holder["pid"])
     beat = holder.get("heartbeat")
     return isinstance(beat, (int, float)) and time.time() - beat < _LOCK_STALE_S
 

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._version import __version__
-from .append import WriteMode, appending, resolve_mode, write_lock
+from .append import WriteMode, appending, pid_alive, resolve_mode, write_lock
 from .decode import encode_webp
 from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
@@ -171,16 +171,6 @@ def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> None:
 # --- atomic publication ---
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _scratch_name(root: Path, kind: str) -> Path:
     return root.parent / f".{root.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
@@ -191,7 +181,7 @@ def recover(root: Path) -> None:
     for path in root.parent.glob(f".{root.name}.*-*-*"):
         kind, _, rest = path.name[len(root.name) + 2 :].partition("-")
         pid_text = rest.split("-", 1)[0]
-        if kind not in ("tmp", "old") or not pid_text.isdigit() or _pid_alive(int(pid_text)):
+        if kind not in ("tmp", "old") or not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         if kind == "old" and not root.exists():
             logger.warning("restoring %s from an interrupted replace (%s)", root, path)
