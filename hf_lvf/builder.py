@@ -237,10 +237,13 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         **clip_kwargs: Any,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Streaming: the examples of ``shards``, less the first ``skip`` of the first."""
-        # Consecutive shards of one root are read as one sequence, so that the read-ahead
-        # runs across their boundaries; keys still count per shard.
-        for root, group in itertools.groupby(shards, key=lambda shard: shard[1]):
-            group = [(shard_id, lo, hi) for shard_id, _, lo, hi in group]
+        # Consecutive shards of one root (up to 64: a worker's share of a huge root is planned
+        # as it is read) are read as one sequence, so that the read-ahead runs across their
+        # boundaries; keys still count per shard.
+        runs = [list(run) for _, run in itertools.groupby(shards, key=lambda shard: shard[1])]
+        for part in (run[i : i + 64] for run in runs for i in range(0, len(run), 64)):
+            root = part[0][1]
+            group = [(shard_id, lo, hi) for shard_id, _, lo, hi in part]
             view = self._view(layouts[root])
             chunks = shard_windows(self.config, view, root, group, **clip_kwargs)
             chunks[0] = chunks[0][skip:]  # what resuming skips of the first shard

@@ -143,13 +143,18 @@ MIXED_SIZES_HINT = (
 )
 
 
-def common_frame_size(sizes: np.ndarray | Sequence[tuple[int, int]], what: str) -> tuple[int, int]:
-    """The one ``(H, W)`` of ``sizes`` (rows of ``(H, W)``); ``what`` names them in the error.
+def common_frame_size(
+    sizes: np.ndarray | Sequence[tuple[int, int]], what: str, where: np.ndarray | None = None
+) -> tuple[int, int]:
+    """The one ``(H, W)`` of ``sizes`` (rows of ``(H, W)``; those ``where`` is true, if
+    given); ``what`` names them in the error.
 
     Raises:
         ValueError: the sizes differ; the message says what to pass instead.
     """
     sizes = np.asarray(sizes, np.int64).reshape(-1, 2)
+    if where is not None and not (len(sizes) and (sizes == sizes[0]).all()):
+        sizes = sizes[where]
     if len(sizes) and (sizes == sizes[0]).all():  # the usual case, without sorting a million
         return int(sizes[0, 0]), int(sizes[0, 1])
     distinct = np.unique(sizes, axis=0)

@@ -183,7 +183,7 @@ class VideoWindows:
         self._sizes = layout.frame_sizes
         self._fields = window_fields(layout, params, fields)
         frame_size = sizing.frame_size or common_frame_size(
-            self._sizes[self._plan.windows_per_video > 0], f"the videos of root {layout.uri!r}"
+            self._sizes, f"the videos of root {layout.uri!r}", self._plan.windows_per_video > 0
         )
         problem = batch_bytes_problem(params.window_length, *frame_size, sizing.batch_bytes)
         if problem is not None:

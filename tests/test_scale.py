@@ -88,6 +88,7 @@ def big_root(tmp_path_factory):
 
 
 def _cached_files(folder: Path) -> list[Path]:
+    table_cache.wait_for_writes()
     return sorted((folder / "tables").glob("*.arrow")) if (folder / "tables").exists() else []
 
 

@@ -46,6 +46,8 @@ _META_KEY = b"hf_lvf"
 # Tables opened in this process, by identity (a second open reuses the mapping).
 _OPEN: OrderedDict[str, RootLayout] = OrderedDict()
 _OPEN_MAX = 32
+# Cache files being written, by identity (see _store).
+_WRITES: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
 
 
@@ -79,6 +81,11 @@ class TableSource:
     @property
     def where(self) -> str:
         return join_uri(self.uri, METADATA_FILENAME)
+
+    def settle(self) -> None:
+        """Wait for this table's cache file, if it is being written (before pickling: the
+        receiving process then maps it instead of parsing again)."""
+        wait_for_writes(self.identity)
 
     def reopen(self, uri: str) -> RootLayout:
         """The table again, read at ``uri``: what a pickled :class:`RootLayout` becomes."""
@@ -169,7 +176,8 @@ def _remember(layout: RootLayout) -> RootLayout:
 
 
 def _store(source: TableSource, data: bytes) -> RootLayout:
-    """Parse ``data``, write the table to the cache folder, and map it from there."""
+    """Parse ``data``; the table is written to the cache folder by a thread of its own while
+    this process reads from memory (:func:`wait_for_writes` and pickling wait for it)."""
     table, header, kinds = parse_metadata(data, where=source.where)
     meta = {
         "format": _FORMAT,
@@ -178,6 +186,18 @@ def _store(source: TableSource, data: bytes) -> RootLayout:
         "fields": {n: [sorted(k.kinds), k.present] for n, k in kinds.items()},
     }
     table = table.replace_schema_metadata({_META_KEY: msgspec.json.encode(meta)})
+    writer = threading.Thread(
+        target=_write, args=(source, table), name="hf_lvf-table-cache", daemon=False
+    )
+    with _lock:
+        _WRITES[source.identity] = writer
+    writer.start()
+    return _remember(_layout(table, source))
+
+
+def _write(source: TableSource, table: pa.Table) -> None:
+    """Write ``table`` as the cached table of ``source``: a temporary file renamed into place,
+    so that readers never see a part of it and concurrent writers of the same table agree."""
     path = _path(source.identity)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,8 +211,17 @@ def _store(source: TableSource, data: bytes) -> RootLayout:
             raise
     except OSError as err:  # no writable cache: this process keeps its own copy
         logger.info("video table of %s not cached (%s)", source.uri, err)
-        return _remember(_layout(table, source))
-    return _cached(source) or _remember(_layout(table, source))
+    finally:
+        with _lock:
+            _WRITES.pop(source.identity, None)
+
+
+def wait_for_writes(identity: str | None = None) -> None:
+    """Wait until the cache files being written (of ``identity``, or all) are in place."""
+    with _lock:
+        writers = [w for i, w in _WRITES.items() if identity is None or i == identity]
+    for writer in writers:
+        writer.join()
 
 
 def _rebuild(source: TableSource) -> RootLayout:

@@ -138,6 +138,8 @@ class Source(Protocol):
 
     where: str
 
+    def settle(self) -> None: ...
+
     def reopen(self, uri: str) -> RootLayout: ...
 
     def entry(self, video_idx: int) -> VideoInfo: ...
@@ -184,6 +186,7 @@ class RootLayout:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The table stays behind: the other process maps the cached copy (Source.reopen).
+        self._source.settle()
         return self._source.reopen, (self._uri,)
 
     def __repr__(self) -> str:
