@@ -15,13 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import LayoutError
 from .frames.facts import table_facts
 from .layout import MISSING_VALUES, read_layout
 from .location import pin_root, root_size_bytes
 from .plan import WindowParams, plan_windows
-from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT
+from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20
@@ -169,13 +171,19 @@ def describe(
 
 
 def _frame_sizes(sizes: np.ndarray, num_frames: np.ndarray) -> list[dict[str, int]]:
-    distinct, inverse, counts = np.unique(sizes, axis=0, return_inverse=True, return_counts=True)
+    codes = sizes[:, 0] * (WEBP_MAX_SIDE + 1) + sizes[:, 1]  # one int per (H, W): a 1-D unique
+    distinct, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
     frames = np.bincount(inverse.reshape(-1), weights=num_frames, minlength=len(distinct))
     order = np.argsort(-counts, kind="stable")
+    heights, widths = np.divmod(distinct[order], WEBP_MAX_SIDE + 1)
     return [
         {"height": int(h), "width": int(w), "videos": int(n), "frames": int(f)}
-        for (h, w), n, f in zip(
-            distinct[order].tolist(), counts[order].tolist(), frames[order].tolist(), strict=True
+        for h, w, n, f in zip(
+            heights.tolist(),
+            widths.tolist(),
+            counts[order].tolist(),
+            frames[order].tolist(),
+            strict=True,
         )
     ]
 
@@ -208,31 +216,33 @@ def _fields(layout: Any, label_names: Any) -> tuple[dict[str, Any], str | None]:
         return {}, f"the metadata fields cannot be typed: {err}"
     names = label_names if isinstance(label_names, list) else None
     return {
-        name: _field(layout.field_values(name), dtype, names if name == "label" else None)
+        name: _field(layout.field_column(name, dtype), dtype, names if name == "label" else None)
         for name, dtype in dtypes.items()
     }, None
 
 
-def _field(values: np.ndarray, dtype: str, label_names: list | None) -> dict[str, Any]:
+def _field(column: pa.Array, dtype: str, label_names: list | None) -> dict[str, Any]:
     summary: dict[str, Any] = {"dtype": dtype}
     if dtype == "float64":
+        values = column.to_numpy(zero_copy_only=False)
         present = values[~np.isnan(values)]
         summary["missing"] = int(values.size - present.size)
         for key, reduce in (("min", np.min), ("mean", np.mean), ("max", np.max)):
             summary[key] = float(reduce(present)) if present.size else None
         return summary
-    if dtype == "string":
-        values = values.astype(str)  # fixed-width: sorted in C, not by comparing objects
-    distinct, counts = np.unique(values, return_counts=True)
-    order = np.argsort(-counts, kind="stable")[:_MAX_LISTED]
+    counted = pc.value_counts(column)  # hashed: no sort of a million values
+    values, counts = counted.field("values"), counted.field("counts").to_numpy()
+    by_count = [("counts", "descending"), ("values", "ascending")]  # ties: in value order
+    order = pc.sort_indices(pa.table({"counts": counts, "values": values}), sort_keys=by_count)
+    order = order.to_numpy()[:_MAX_LISTED]
     listed = []
-    for value, count in zip(distinct[order].tolist(), counts[order].tolist(), strict=True):
+    for value, count in zip(values.take(order).to_pylist(), counts[order].tolist(), strict=True):
         item: dict[str, Any] = {"value": value, "videos": int(count)}
         if label_names is not None and isinstance(value, int) and 0 <= value < len(label_names):
             item["name"] = label_names[value]
         listed.append(item)
     summary["values"] = listed
-    summary["distinct"] = int(distinct.size)
+    summary["distinct"] = len(counts)
     if dtype in MISSING_VALUES:
         summary["placeholder"] = MISSING_VALUES[dtype]
     if label_names is not None:
