@@ -101,11 +101,22 @@ def test_a_read_takes_what_was_fetched_ahead_and_reads_the_rest(root):
     assert reader._current is None
 
 
-def test_break_and_close_leave_no_thread(root):
+def test_break_and_close_leave_no_thread(root, monkeypatch):
     w = VideoWindows(root, fetch_ahead=FetchAhead(depth=3), **PARAMS)
     list(w.iter_samples(batch_size=2))  # the decode pool and lance exist from here on
     assert not _wait_for_no_fetch_threads()
     before = threading.active_count()
+    # Fetches of a local root end in a blink and each has a thread of its own: slowed down
+    # (as a remote store is), some are still under way when the loop looks.
+    reader = w._frames.reader
+    read_now = reader._read_now
+
+    def slow_fetch(rows):
+        if threading.current_thread().name.startswith("hf_lvf-fetch"):
+            time.sleep(0.3)
+        return read_now(rows)
+
+    monkeypatch.setattr(reader, "_read_now", slow_fetch)
 
     for k, _ in enumerate(w.iter_samples(batch_size=2)):
         if k == 3:
