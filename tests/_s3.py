@@ -277,7 +277,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/xml")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":  # a HEAD answer has no body (one would end the connection)
+            self.wfile.write(body)
 
 
 class S3StandIn:
