@@ -19,7 +19,7 @@ from .decode import default_decode_threads
 from .frames import FetchAhead, FrameReader, check_fork_safe
 from .frames.ahead import closed_at_exit
 from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
-from .location import lance_location, lance_options, pin_root
+from .location import lance_options, pin_root
 from .plan import SegmentPlan, WindowParams, check_integer
 from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 from .sizes import (
@@ -193,13 +193,8 @@ class VideoWindows:
         # At least 8 new frames past one window's span: a read copies the frames it shares with
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
         strip = max(_STRIP_BYTES // frame_bytes, params.span + 8)
-        reader_layout, reader_options = layout, self._storage_options
-        if layout.uri.startswith("hf://"):
-            # lance ignores "@rev" in an hf:// URI; it takes the revision as hf_revision.
-            uri, reader_options = lance_location(layout.uri, self._storage_options)
-            reader_layout = layout.with_uri(uri)
         self._frames = FrameBatches(
-            FrameReader(reader_layout, reader_options),
+            FrameReader(layout, self._storage_options),
             layout=layout,
             start_rows=self._start_rows,
             sizes=self._sizes,

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ..errors import ForkSafetyError, HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
+from ..location import lance_location
 from ..location.store import is_object_store_uri, secret_values, store_has_table
 from ..location.store_options import lance_options
 from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
@@ -67,13 +68,12 @@ def check_fork_safe(uri: str) -> None:
 
 
 class FrameReader(AheadReads):
-    """Reads the ``bytes`` of Lance rows, one ``take`` per batch; picklable (reopens lazily).
-
-    Reads ahead with :meth:`~.ahead.AheadReads.reading_ahead`."""
+    """Reads the ``bytes`` of Lance rows, one ``take`` per batch, and ahead (``reading_ahead``);
+    picklable (reopens lazily). An ``hf://...@rev`` root is opened as lance takes it."""
 
     def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
-        self._layout = layout
-        self._storage_options = lance_options(storage_options)
+        uri, self._storage_options = lance_location(layout.uri, lance_options(storage_options))
+        self._layout = layout if uri == layout.uri else layout.with_uri(uri)
         self._ds: Any = None
         self._pid: int | None = None
         self._open_lock = threading.Lock()  # read-ahead threads may open the table first

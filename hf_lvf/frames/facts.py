@@ -3,12 +3,10 @@ the bytes of its data files. For descriptions (``hf_lvf.describe``); no frame is
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..layout import RootLayout
-from ..location import lance_location
 from . import FrameReader
 
 
@@ -37,10 +35,7 @@ def table_facts(layout: RootLayout, storage_options: Mapping[str, str] | None = 
             video table's (the checks of the first read).
         HubError, OSError: a remote table could not be read (after the retries of a read).
     """
-    uri, options = lance_location(layout.uri, storage_options)
-    if uri != layout.uri:
-        layout = dataclasses.replace(layout, uri=uri)
-    dataset = FrameReader(layout, options).dataset
+    dataset = FrameReader(layout, storage_options).dataset
     fragments = dataset.get_fragments()
     sizes = [f.file_size_bytes for fragment in fragments for f in fragment.metadata.files]
     return TableFacts(
