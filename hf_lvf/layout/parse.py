@@ -117,19 +117,22 @@ def _columns(entries: list[_Entry]) -> tuple[pa.Table, dict[str, FieldKinds]]:
         ids = [i if v is None else v for i, v in enumerate(ids)]
     metadata = [m or {} for m in map(operator.attrgetter("metadata"), entries)]
     fields, kinds = _field_columns(metadata, n)
-    table = {
-        "id": pa.array(ids, pa.int64()),
-        "T": ints("T"),
-        "H": ints("H"),
-        "W": ints("W"),
-        "start_row": ints("start_row"),
-        "path": pa.array(list(map(operator.attrgetter("path"), entries)), pa.string()),
-        "key": pa.array(list(map(operator.attrgetter("key"), entries)), pa.string()),
-        "checksum": pa.array(list(map(operator.attrgetter("checksum"), entries)), pa.string()),
-        "fps": pa.array(list(map(operator.attrgetter("fps"), entries)), pa.float64()),
-        **fields,
-    }
-    return pa.table(table), kinds
+    columns = {"id": ids, **{name: ints(name) for name in ("T", "H", "W", "start_row")}}
+    for name in ("path", "key", "checksum", "fps"):
+        columns[name] = list(map(operator.attrgetter(name), entries))
+    return _table(columns, fields), kinds
+
+
+# The entry's own columns of the video table, and their types (metadata fields follow).
+_ENTRY_COLUMNS = {"id": pa.int64(), "T": pa.int64(), "H": pa.int64(), "W": pa.int64()}
+_ENTRY_COLUMNS |= {"start_row": pa.int64(), "path": pa.string(), "key": pa.string()}
+_ENTRY_COLUMNS |= {"checksum": pa.string(), "fps": pa.float64()}
+
+
+def _table(columns: Mapping[str, Any], fields: Mapping[str, pa.Array]) -> pa.Table:
+    """The video table of the entry columns (values of :data:`_ENTRY_COLUMNS`) and fields."""
+    typed = {name: pa.array(columns[name], kind) for name, kind in _ENTRY_COLUMNS.items()}
+    return pa.table({**typed, **fields})
 
 
 def _field_columns(
@@ -234,19 +237,18 @@ def _lenient_columns(
     fps = [v.extra.get("fps") for v in videos]
     fps = [f if isinstance(f, (int, float)) and not isinstance(f, bool) else None for f in fps]
     fields, kinds = _field_columns([v.metadata for v in videos], n)
-    table = {
-        "id": pa.array([v.id for v in videos], pa.int64()),
-        "T": pa.array([v.num_frames for v in videos], pa.int64()),
-        "H": pa.array([v.height for v in videos], pa.int64()),
-        "W": pa.array([v.width for v in videos], pa.int64()),
-        "start_row": pa.array([v.start_row for v in videos], pa.int64()),
-        "path": pa.array([v.path for v in videos], pa.string()),
-        "key": pa.array([v.key for v in videos], pa.string()),
-        "checksum": pa.array([_text(v.checksum) for v in videos], pa.string()),
-        "fps": pa.array(fps, pa.float64()),
-        **fields,
+    columns = {
+        "id": [v.id for v in videos],
+        "T": [v.num_frames for v in videos],
+        "H": [v.height for v in videos],
+        "W": [v.width for v in videos],
+        "start_row": [v.start_row for v in videos],
+        "path": [v.path for v in videos],
+        "key": [v.key for v in videos],
+        "checksum": [_text(v.checksum) for v in videos],
+        "fps": fps,
     }
-    return pa.table(table), kinds
+    return _table(columns, fields), kinds
 
 
 def _text(value: Any) -> str | None:
