@@ -64,7 +64,7 @@ class WindowVideo:
         short_videos, fps: the roots' windows are those of :class:`hf_lvf.WindowParams` with
             these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
-    Example:
+    Examples:
         >>> ds = datasets.load_dataset(  # doctest: +SKIP
         ...     "hf_lvf", data_dir="clips/", window_length=16
         ... )

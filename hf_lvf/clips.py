@@ -94,7 +94,7 @@ class ClipSampling:
                 windows, for any ``videos``). Unused by ``"uniform"``.
             videos: ``(first, stop)``: only the clips of these videos (default: all).
 
-        Example:
+        Examples:
             >>> from hf_lvf.plan import WindowParams, plan_windows
             >>> plan = plan_windows(np.array([7, 0, 2]), WindowParams(window_length=1))
             >>> ClipSampling(clips_per_video=3, mode="uniform").select(plan).tolist()
@@ -169,7 +169,7 @@ def clip_shards(counts: np.ndarray, per_shard: int) -> list[tuple[int, int, int]
     """Consecutive video ranges ``(first, stop, clips)`` of about ``per_shard`` clips each,
     cut at video boundaries, every one holding a clip at least.
 
-    Example:
+    Examples:
         >>> clip_shards(np.array([2, 2, 0, 2, 1]), 3)
         [(0, 2, 4), (2, 4, 2), (4, 5, 1)]
     """
@@ -201,7 +201,7 @@ def replica_indices(
 ) -> np.ndarray:
     """Replica ``rank``'s part of ``indices``, exactly as ``DistributedSampler`` splits them.
 
-    Example:
+    Examples:
         >>> replica_indices(np.arange(5), 2, 1, False).tolist(), replica_indices(
         ...     np.arange(5), 2, 1, True).tolist()
         ([1, 3, 0], [1, 3])

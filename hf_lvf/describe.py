@@ -56,18 +56,18 @@ def describe(
         - ``frames_per_video``: ``{"min", "mean", "max"}``;
         - ``frame_sizes``: ``[{"height", "width", "videos", "frames"}]``, most videos first;
         - ``fps``: ``[{"fps", "videos"}]`` of the videos whose frame rate is recorded (entry
-          ``fps`` or ``metadata["fps"]``); ``duration``: ``{"seconds", "videos", "min_seconds",
-          "max_seconds"}`` of those videos, ``None`` when no video has one;
+            ``fps`` or ``metadata["fps"]``); ``duration``: ``{"seconds", "videos", "min_seconds",
+            "max_seconds"}`` of those videos, ``None`` when no video has one;
         - ``window_params``, ``windows``, ``videos_with_windows``;
         - ``bytes``: ``{"per_frame_mean"`` (encoded bytes per frame: the Lance data files
-          over the frames), ``"data"`` (those files), ``"on_disk"`` (every file of the root)``}``,
-          each ``None`` when unknown;
+            over the frames), ``"data"`` (those files), ``"on_disk"`` (every file of the root)``}``,
+            each ``None`` when unknown;
         - ``fields``: per metadata field ``{"dtype", "values": [{"value", "videos"}] (most
-          frequent first, at most 20; with ``"name"`` from ``label_names`` for ``label``),
-          "distinct"}`` (``min``/``mean``/``max`` and ``missing`` for float fields; a video
-          that lacks an int or string field counts under its placeholder, -1 or ``""``);
+            frequent first, at most 20; with ``"name"`` from ``label_names`` for ``label``),
+            "distinct"}`` (``min``/``mean``/``max`` and ``missing`` for float fields; a video
+            that lacks an int or string field counts under its placeholder, -1 or ``""``);
         - ``encoding``, ``quality``, ``resize``, ``crop``, ``skipped`` (inputs a conversion
-          skipped), ``lance_version`` (the version read), ``lance_fragments``;
+            skipped), ``lance_version`` (the version read), ``lance_fragments``;
         - ``problems``: what a read would refuse or find, in words (empty when none).
 
     Raises:
@@ -75,7 +75,7 @@ def describe(
         HubError: the repo or revision of an ``hf://`` root is missing or not accessible.
         ValueError: a window parameter is out of range.
 
-    Example:
+    Examples:
         >>> hf_lvf.describe("clips/", window_length=16)["windows"]  # doctest: +SKIP
         1140
     """

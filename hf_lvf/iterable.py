@@ -56,7 +56,7 @@ def default_num_shards(num_windows: int) -> int:
     past 64 * 256 windows, a multiple of 64 that keeps shards at most 256
     windows (so resuming mid-shard never re-reads much).
 
-    Example:
+    Examples:
         >>> [default_num_shards(n) for n in (5, 36, 288, 5000, 40000)]
         [1, 4, 32, 64, 192]
     """

@@ -121,7 +121,7 @@ def safe_dataloader(
         RuntimeError: workers are asked for from a script's top level without the
             ``if __name__ == "__main__":`` guard (see :func:`check_main_guard`).
 
-    Example:
+    Examples:
         >>> ds = datasets.load_dataset(  # doctest: +SKIP
         ...     "hf_lvf", data_dir="clips/", window_length=16
         ... )

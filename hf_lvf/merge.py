@@ -72,7 +72,7 @@ def merge_roots(
     ``resize`` are kept when every root agrees, else left out (each input's are
     in ``lineage.merged_from``).
 
-    Example:
+    Examples:
         >>> merge_roots(["week1", "week2"], "all_weeks")  # doctest: +SKIP
     """
     if isinstance(roots, (str, os.PathLike)) or not roots:

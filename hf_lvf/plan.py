@@ -179,7 +179,7 @@ def plan_windows(
     virtual frames (:mod:`hf_lvf.timeline`): each video's rate is ``video_fps[v]``
     (NaN: unknown, a ``LayoutError`` naming ``describe_video(v)``).
 
-    Example:
+    Examples:
         >>> plan = plan_windows(np.array([10, 3]), WindowParams(window_length=4, hop_size=3))
         >>> plan.windows_per_video.tolist(), len(plan)
         ([3, 0], 3)

@@ -66,7 +66,7 @@ class ClipSampler:
         ValueError: an argument is out of range (the message names it).
         TypeError: ``windows`` is not a ``VideoWindows``.
 
-    Example:
+    Examples:
         >>> sampler = hf_lvf.ClipSampler(windows, clips_per_video=1, seed=0)  # doctest: +SKIP
         >>> loader = DataLoader(windows, sampler=sampler, batch_size=8)      # doctest: +SKIP
         >>> for epoch in range(epochs):                                       # doctest: +SKIP

@@ -74,7 +74,7 @@ def save_window(
         ValueError: the file name ends otherwise, or an argument is out of range.
         IndexError: ``index`` is out of range.
 
-    Example:
+    Examples:
         >>> w = hf_lvf.VideoWindows("clips/", window_length=16, frame_size=(224, 224),
         ...                         crop="center")  # doctest: +SKIP
         >>> sample = hf_lvf.save_window(w, 37, "window37.webp")  # doctest: +SKIP

@@ -24,9 +24,9 @@ import numpy as np
 
 from .plan import check_frame_size
 
-#: Default of ``max_frame_pixels``: 2**25 = 33,554,432 pixels, enough for 8K UHD
-#: (7680 x 4320) frames and far below what a lying root could declare.
 DEFAULT_MAX_FRAME_PIXELS = 2**25
+"""Default of ``max_frame_pixels``: 2**25 = 33,554,432 pixels, enough for 8K UHD
+(7680 x 4320) frames and far below what a lying root could declare."""
 #: WebP cannot hold a side longer than this; a root that declares one lies.
 WEBP_MAX_SIDE = 16383
 #: Used for the default ``max_batch_bytes`` where the physical memory is unknown.
@@ -178,7 +178,7 @@ def cover_size(height: int, width: int, out_height: int, out_width: int) -> tupl
     size in both sides, and equal to it in one. With a square output of side ``N``
     this is "the shorter side to N".
 
-    Example:
+    Examples:
         >>> cover_size(480, 640, 224, 224), cover_size(640, 480, 224, 224)
         ((224, 299), (299, 224))
     """
@@ -202,7 +202,7 @@ def crop_box(
     so scaling it is the same as scaling the frame to cover the output and cutting
     the middle out (what Pillow's ``Image.resize(size, box=...)`` takes).
 
-    Example:
+    Examples:
         >>> crop_box(100, 200, 50, 50, "center")
         (50.0, 0.0, 150.0, 100.0)
     """

@@ -151,7 +151,7 @@ def make_timeline(
     Raises:
         LayoutError: with ``fps``, a video has no rate (or one that is not > 0 and finite).
 
-    Example:
+    Examples:
         >>> t = make_timeline(np.array([30]), fps=10.0, pad=False, video_fps=np.array([29.97]))
         >>> int(t.virtual_frames[0]), t.frames(np.array([0]), np.array([[0, 5, 10]]))[0].tolist()
         (11, [[0, 14, 29]])

@@ -89,7 +89,7 @@ class VideoWindows:
     Checks that need the Lance table (its row count and schema) run when it is
     first opened, by the first read, in the process that reads.
 
-    Example:
+    Examples:
         >>> w = VideoWindows("clips/", window_length=16, hop_size=4)  # doctest: +SKIP
         >>> sample = w[0]; sample["video"].shape                     # doctest: +SKIP
         (16, 224, 224, 3)
@@ -374,7 +374,7 @@ class VideoWindows:
                 nodes; default: a power of two up to 64 with >= 8 windows each.
             **clips: ``clips_per_video=``, ``clip_sampling=``, ``clip_seed=``: see ``ClipSampler``.
 
-        Example:
+        Examples:
             >>> ds = w.to_iterable_dataset(shuffle=True, seed=0)  # doctest: +SKIP
             >>> ds.set_epoch(1); next(iter(ds))["sample_idx"]      # doctest: +SKIP
         """

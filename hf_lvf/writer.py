@@ -272,7 +272,7 @@ def write_frames(
         FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
         FileNotFoundError: ``mode="append"`` and ``root`` is not a root.
 
-    Example:
+    Examples:
         >>> frames = [np.zeros((32, 48, 3), np.uint8)] * 4
         >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
         >>> write_frames(tmp / "root", [("clip1", frames, None)], mode="append")  # doctest: +SKIP

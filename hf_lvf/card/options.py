@@ -239,7 +239,7 @@ def fit_window_length(
 
     Videos shorter than ``min_video_frames`` do not count. With no frame at all, 16.
 
-    Example:
+    Examples:
         >>> fit_window_length(np.array([1, 1, 40])), fit_window_length(np.array([5, 9, 40]))
         (1, 9)
     """

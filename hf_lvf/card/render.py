@@ -96,7 +96,7 @@ def build_card(
         RootNotFoundError, LayoutError: ``root`` is not a valid root.
         ValueError: a bad option.
 
-    Example:
+    Examples:
         >>> card = build_card("clips/", repo_id="me/clips", license="cc-by-4.0")  # doctest: +SKIP
         >>> card.save("clips/README.md")                                           # doctest: +SKIP
     """

@@ -206,7 +206,7 @@ def convert_videos(
             ``if __name__ == "__main__":`` guard, which spawned workers need.
         concurrent.futures.process.BrokenProcessPool: a worker process died.
 
-    Example:
+    Examples:
         >>> summary = convert_videos("clips/", "clips_root", resize=224, fps=8)  # doctest: +SKIP
         >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
         (120, 1)

@@ -95,7 +95,7 @@ class FetchAhead:
     The default keeps 8 batches in flight: at 50 ms a round trip that still outruns the
     fastest local front end (streaming, ~450 windows/s on 2 cores).
 
-    Example:
+    Examples:
         >>> FetchAhead(depth=16, max_bytes=256 * 2**20)  # a far-away Hub, memory to spare
         FetchAhead(depth=16, max_bytes=268435456)
     """

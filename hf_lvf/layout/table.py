@@ -21,10 +21,10 @@ import pyarrow.compute as pc
 
 from ..location import METADATA_FILENAME, join_uri
 
-#: What a sample holds for a metadata field its video lacks (or holds as ``null``), by the
-#: field's ``datasets`` dtype: values every collate and Arrow column takes, never ``None``.
-#: A ``bool`` field that some video lacks is typed ``int8`` (1, 0, and -1 where missing).
 MISSING_VALUES: dict[str, Any] = {"int64": -1, "int8": -1, "float64": float("nan"), "string": ""}
+"""What a sample holds for a metadata field its video lacks (or holds as ``null``), by the
+field's ``datasets`` dtype: values every collate and Arrow column takes, never ``None``.
+A ``bool`` field that some video lacks is typed ``int8`` (1, 0, and -1 where missing)."""
 _ARROW_TYPES = {
     "int64": pa.int64(),
     "int8": pa.int8(),

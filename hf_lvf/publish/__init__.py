@@ -100,7 +100,7 @@ def push_to_hub(
         HubError: the Hub refused or failed (no write access, ...); after some commits of a
             big push, the message says so: run the push again to resume.
 
-    Example:
+    Examples:
         >>> push_to_hub("clips/", "me/clips", card_options={"license": "mit"})  # doctest: +SKIP
         CommitInfo(commit_url='https://huggingface.co/datasets/me/clips/commit/...', ...)
     """

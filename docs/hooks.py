@@ -1,0 +1,207 @@
+"""MkDocs hooks: the reference pages that are generated from the code, so they cannot drift.
+
+- ``<!-- hf_lvf:cli -->`` becomes the reference of every ``hf-lvf`` command, built from the
+  argparse parsers of :mod:`hf_lvf.cli_args` (usage, arguments by group, example).
+- ``<!-- hf_lvf:load-dataset-options -->`` becomes the table of ``load_dataset("hf_lvf", ...)``
+  options: the fields of :class:`hf_lvf.HfLvfConfig` with their types, defaults and the
+  descriptions of its docstring (and of ``ClipConfig``'s).
+- ``reference/api.md`` must hold a ``::: hf_lvf.NAME`` for every name in ``hf_lvf.__all__``,
+  and each must have a docstring: otherwise the build fails (an error stops even a build
+  without ``--strict``).
+
+``tests/test_docs.py`` imports this file to check the same without a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_MARK = "<!-- hf_lvf:cli -->"
+OPTIONS_MARK = "<!-- hf_lvf:load-dataset-options -->"
+API_PAGE = "reference/api.md"
+
+
+try:  # what stops a build with a one-line message; tests import this file without mkdocs too
+    from mkdocs.exceptions import PluginError as _Base
+except ImportError:  # pragma: no cover
+    _Base = Exception
+
+
+class DocsError(_Base):
+    """The docs do not match the code (an undocumented name, an option without text)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# hooks
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001
+    if CLI_MARK in markdown:
+        markdown = markdown.replace(CLI_MARK, cli_reference())
+    if OPTIONS_MARK in markdown:
+        markdown = markdown.replace(OPTIONS_MARK, load_dataset_options())
+    if page.file.src_uri == API_PAGE:
+        problems = undocumented_names(markdown)
+        if problems:
+            raise DocsError(f"{API_PAGE}: " + "; ".join(problems))
+    return markdown
+
+
+# ---------------------------------------------------------------------------------------------
+# the API reference covers hf_lvf.__all__
+
+
+def undocumented_names(api_markdown: str) -> list[str]:
+    """What is wrong with the API page: names of ``hf_lvf.__all__`` it has no ``:::`` for,
+    ``:::`` of names outside ``__all__``, and public names without a docstring."""
+    import griffe
+
+    import hf_lvf
+
+    documented = re.findall(r"^::: hf_lvf\.(\w+)\s*$", api_markdown, re.MULTILINE)
+    problems = [f"no '::: hf_lvf.{name}'" for name in hf_lvf.__all__ if name not in documented]
+    problems += [
+        f"'::: hf_lvf.{n}' is not in hf_lvf.__all__" for n in documented if n not in hf_lvf.__all__
+    ]
+    package = griffe.load("hf_lvf", search_paths=[str(ROOT)], resolve_aliases=True)
+    for name in hf_lvf.__all__:
+        member = package[name]
+        target = member.final_target if member.is_alias else member
+        if target.docstring is None or not target.docstring.value.strip():
+            problems.append(f"hf_lvf.{name} has no docstring")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# the CLI reference, from the parsers
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _argument_row(action: argparse.Action) -> str:
+    if action.option_strings:
+        names = ", ".join(f"`{s}`" for s in action.option_strings)
+        if action.nargs != 0:
+            metavar = action.metavar or action.dest.upper()
+            names += f" `{metavar}`"
+    else:
+        names = f"`{action.metavar or action.dest}`"
+    text = action.help or ""
+    if action.choices and not isinstance(action, argparse._SubParsersAction):
+        text += " (one of: " + ", ".join(f"`{c}`" for c in action.choices) + ")"
+    said = f"({action.default})" in text or "default" in text.lower()
+    shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+    if shown and not said:
+        text += f" Default: `{action.default}`."
+    return f"| {names} | {_cell(text)} |"
+
+
+def _arguments(parser: argparse.ArgumentParser) -> list[str]:
+    lines = []
+    for group in parser._action_groups:
+        actions = [
+            a
+            for a in group._group_actions
+            if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)
+        ]
+        if not actions:
+            continue
+        lines += ["", f"**{group.title}**", "", "| argument | meaning |", "| --- | --- |"]
+        lines += [_argument_row(a) for a in actions]
+    return lines
+
+
+def cli_reference() -> str:
+    """Markdown for every ``hf-lvf`` command, from :func:`hf_lvf.cli_args.build_parser`."""
+    from hf_lvf.cli_args import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    summaries = {choice.dest: choice.help for choice in sub._choices_actions}
+    lines = [
+        "## hf-lvf",
+        "",
+        _cell(parser.description or ""),
+        "",
+        "```text",
+        parser.format_usage().strip(),
+        "```",
+        "",
+        "| command | what it does |",
+        "| --- | --- |",
+    ]
+    lines += [f"| [`{name}`](#hf-lvf-{name}) | {_cell(summaries[name])} |" for name in sub.choices]
+    lines += _arguments(parser)
+    for name, command in sub.choices.items():
+        lines += [
+            "",
+            f"## hf-lvf {name} {{#hf-lvf-{name}}}",
+            "",
+            _cell(summaries[name]).capitalize() + ".",
+            "",
+            command.description or "",
+            "",
+            "```text",
+            command.format_usage().strip(),
+            "```",
+        ]
+        lines += _arguments(command)
+        if command.epilog:
+            example = command.epilog.removeprefix("example:").strip()
+            lines += ["", "Example:", "", "```text", example, "```"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# the load_dataset options, from HfLvfConfig
+
+
+def _arg_descriptions(cls: type) -> dict[str, str]:
+    """``{name: text}`` of the Args section of each class's Google-style docstring."""
+    import griffe
+
+    found: dict[str, str] = {}
+    grouped: dict[str, str] = {}  # "a, b: see X" entries: used where no class has its own
+    for klass in cls.__mro__:
+        doc = klass.__dict__.get("__doc__")
+        if not doc or not klass.__module__.startswith("hf_lvf"):
+            continue
+        for section in griffe.Docstring(doc, parser="google").parse(
+            warn_unknown_params=False, warn_missing_types=False
+        ):
+            if section.kind is griffe.DocstringSectionKind.parameters:
+                for param in section.value:
+                    names = [name.strip() for name in param.name.split(",")]
+                    into = found if len(names) == 1 else grouped
+                    for name in names:
+                        into.setdefault(name, param.description)
+    return {**grouped, **found}
+
+
+def load_dataset_options() -> str:
+    """Markdown table of the options of ``load_dataset("hf_lvf", ...)`` (``HfLvfConfig``'s own
+    fields, not those of ``datasets.BuilderConfig``), each with its type, default and text."""
+    import datasets
+
+    from hf_lvf import HfLvfConfig
+
+    inherited = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
+    texts = _arg_descriptions(HfLvfConfig)
+    rows = ["| option | type | default | meaning |", "| --- | --- | --- | --- |"]
+    own = HfLvfConfig.__annotations__  # the window and size options first, then the clip ones
+    fields = sorted(dataclasses.fields(HfLvfConfig), key=lambda f: f.name not in own)
+    for field in fields:
+        if field.name in inherited:
+            continue
+        if field.name not in texts:
+            raise DocsError(f"HfLvfConfig.{field.name} has no text in the Args of a docstring")
+        kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
+        cells = (f"`{field.name}`", f"`{_cell(str(kind))}`", f"`{field.default!r}`")
+        rows.append("| " + " | ".join(cells) + f" | {_cell(texts[field.name])} |")
+    return "\n".join(rows) + "\n"
