@@ -1,0 +1,61 @@
+"""The folder every code block of docs/ and README.md runs in (tests/test_docs.py).
+
+Blocks name their data as a user would (``"clips/"``, ``"videos/"``...). Each page gets a
+fresh copy of this folder as its working directory, so a block may write, append or
+overwrite without another page seeing it. A new block that needs more data adds it here,
+under the name the block uses, and says so in the table below.
+
+| name | what |
+| --- | --- |
+| ``clips/train`` | a root: 6 synthetic videos of 64x64 frames, 48, 40, 36, 5, 48 and 30 |
+|                 | frames long, metadata ``label`` (``i % 3``) and ``fps`` (29.97) |
+| ``clips/validation``, ``clips/test`` | roots of 3 videos of 40 frames each, the same fields |
+| ``clips_root`` | a root like ``clips/train`` |
+| ``week1_root``, ``week2_root`` | roots of 2 videos of 20 frames |
+| ``videos/`` | H.264 files in class folders ``cat/`` and ``dog/`` (2 each, 12-13 frames |
+|             | of 48x64 at 30 fps) and a ``metadata.csv`` |
+| ``new_videos/`` | one more H.264 file, in ``cat/`` |
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import hf_lvf
+from hf_lvf.synthetic import synthetic_frames
+
+TRAIN_LENGTHS = (48, 40, 36, 5, 48, 30)
+FPS = 29.97
+
+
+def _root(path: Path, lengths: tuple[int, ...], *, seed: int) -> None:
+    videos = (
+        (
+            f"clip_{i:03d}",
+            synthetic_frames(length, 64, 64, seed=seed + i),
+            {"label": i % 3, "fps": FPS},
+        )
+        for i, length in enumerate(lengths)
+    )
+    hf_lvf.write_frames(path, videos)
+
+
+def build_docs_workspace(folder: Path) -> Path:
+    """Write the folder of the table above into ``folder`` and return it."""
+    from _videos import make_labelled_folder, write_video
+
+    _root(folder / "clips" / "train", TRAIN_LENGTHS, seed=0)
+    _root(folder / "clips" / "validation", (40, 40, 40), seed=100)
+    _root(folder / "clips" / "test", (40, 40, 40), seed=200)
+    shutil.copytree(folder / "clips" / "train", folder / "clips_root")
+    _root(folder / "week1_root", (20, 20), seed=300)
+    _root(folder / "week2_root", (20, 20), seed=400)
+    make_labelled_folder(folder / "videos", num_frames=12, size=(48, 64))
+    write_video(folder / "new_videos" / "cat" / "clip_9.mp4", 14, (48, 64), seed=99)
+    return folder
+
+
+def copy_workspace(template: Path, dest: Path) -> Path:
+    shutil.copytree(template, dest, symlinks=True)
+    return dest

@@ -1,0 +1,271 @@
+"""The manual runs: every code block of docs/ and README.md, and the site builds with --strict.
+
+Each ``python`` and ``bash`` block of a page is a test of its own (``page.md:LINE``), run in
+page order in one namespace per page (as a reader runs them, one block building on the one
+before) and in a working directory of its own per page holding the data of
+``tests/_docs.py`` (``clips/``, ``videos/``...). Running one block alone runs the blocks
+before it on its page first. ``bash`` blocks run in bash with ``-euo pipefail``.
+
+A block that cannot run here is marked just before it with ``<!-- skip: next "why" -->``;
+its test is skipped with that reason (``pytest -ra`` lists them). A block in any other
+language is text (``text``, ``json``, ``yaml``), and a fence without a language fails
+``test_every_block_runs_or_says_why``: nothing is skipped silently.
+
+Hub blocks run against the local Hub stand-in (``tests/hub_server.py``), with
+``HF_TOKEN`` set to its token.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import unittest
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from _docs import build_docs_workspace, copy_workspace
+from sybil import Document, Example, Sybil
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
+RUN_LANGUAGES = ("python", "bash")
+TEXT_LANGUAGES = ("text", "json", "yaml")
+
+
+def _run_bash(example: Example) -> None:
+    bin_dir = str(Path(sys.executable).parent)  # where `hf-lvf` is installed
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", example.parsed],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    if done.returncode:
+        raise AssertionError(
+            f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+        )
+
+
+SYBIL = Sybil(
+    parsers=[
+        PythonCodeBlockParser(),
+        CodeBlockParser(language="bash", evaluator=_run_bash),
+        SkipParser(),
+    ],
+)
+
+
+def _is_block(example: Example) -> bool:
+    return not isinstance(example.parsed, tuple)  # skip directives parse to (action, reason)
+
+
+def _cases() -> list:
+    cases = []
+    for page in PAGES:
+        rel = page.relative_to(REPO).as_posix()
+        for index, example in enumerate(SYBIL.parse(page)):
+            if _is_block(example):
+                cases.append(pytest.param(rel, index, id=f"{rel}:{example.line}"))
+    return cases
+
+
+@dataclass
+class _PageRun:
+    """One page's blocks, run in order once each, in one namespace and working directory."""
+
+    document: Document
+    workdir: Path
+    examples: list[Example]
+    outcomes: list[BaseException | None] = field(default_factory=list)
+
+    def run_through(self, index: int) -> BaseException | None:
+        while len(self.outcomes) <= index:
+            example = self.examples[len(self.outcomes)]
+            try:
+                example.evaluate()
+            except (Exception, unittest.SkipTest) as err:
+                self.outcomes.append(err)
+            else:
+                self.outcomes.append(None)
+        return self.outcomes[index]
+
+
+@pytest.fixture(scope="session")
+def docs_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_docs_workspace(tmp_path_factory.mktemp("docs-workspace"))
+
+
+_RUNS: dict[str, _PageRun] = {}
+
+
+@pytest.fixture
+def page_run(request, docs_workspace, tmp_path_factory, hub_server, monkeypatch):
+    rel = request.node.callspec.params["rel"]
+    if rel not in _RUNS:
+        hub_server.reset()
+        document = SYBIL.parse(REPO / rel)
+        workdir = copy_workspace(docs_workspace, tmp_path_factory.mktemp("page") / "work")
+        _RUNS[rel] = _PageRun(document, workdir, list(document))
+    run = _RUNS[rel]
+    monkeypatch.chdir(run.workdir)
+    monkeypatch.setenv("HF_TOKEN", hub_server.token)
+    return run
+
+
+@pytest.mark.parametrize(("rel", "index"), _cases())
+def test_block(rel: str, index: int, page_run: _PageRun) -> None:
+    __tracebackhide__ = True
+    for before in range(index):
+        outcome = page_run.run_through(before)
+        if outcome is not None and not isinstance(outcome, unittest.SkipTest):
+            pytest.fail(
+                f"an earlier block of {rel} (line {page_run.examples[before].line}) failed",
+                pytrace=False,
+            )
+    outcome = page_run.run_through(index)
+    if isinstance(outcome, unittest.SkipTest):
+        pytest.skip(f"{rel}:{page_run.examples[index].line}: {outcome}")
+    if outcome is not None:
+        raise outcome
+
+
+# ---------------------------------------------------------------------------------------------
+# nothing is skipped silently
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<fence>`{3,})(?P<info>[^`\n]*)$", re.M)
+_SKIP = re.compile(r"<!--\s*skip:\s*(?P<rest>.*?)\s*-->")
+
+
+def _fences(text: str) -> list[tuple[int, str]]:
+    """(line, info string) of every opening fence."""
+    found, open_fence = [], None
+    for match in _FENCE.finditer(text):
+        if open_fence is None:
+            open_fence = match.group("fence")
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((line, match.group("info").strip()))
+        elif match.group("fence") >= open_fence and not match.group("info").strip():
+            open_fence = None
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_every_block_runs_or_says_why(page: Path) -> None:
+    text = page.read_text()
+    fences = _fences(text)
+    unknown = [(line, info) for line, info in fences if info not in RUN_LANGUAGES + TEXT_LANGUAGES]
+    assert not unknown, f"fences whose language is neither run nor text: {unknown}"
+    runnable = [line for line, info in fences if info in RUN_LANGUAGES]
+    collected = [ex.line for ex in SYBIL.parse(page) if _is_block(ex)]
+    assert collected == runnable, "a python/bash block that sybil does not collect"
+    for match in _SKIP.finditer(text):
+        assert re.fullmatch(r'next "[^"]{10,}"', match.group("rest")), (
+            f"a skip must be 'skip: next \"reason\"', got {match.group(0)!r}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# the site: a strict build, every name documented, every internal link followed
+
+
+def _docs_hooks():
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import hooks
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    return hooks
+
+
+def test_api_reference_documents_every_public_name() -> None:
+    hooks = _docs_hooks()
+    page = (REPO / "docs" / hooks.API_PAGE).read_text()
+    assert hooks.undocumented_names(page) == []
+    # The check can fail: a page missing one name, and a name without a docstring.
+    assert hooks.undocumented_names(page.replace("::: hf_lvf.ClipSampler\n", "")) == [
+        "no '::: hf_lvf.ClipSampler'"
+    ]
+
+
+def test_load_dataset_options_cover_the_config() -> None:
+    import dataclasses
+
+    import datasets
+
+    import hf_lvf
+
+    table = _docs_hooks().load_dataset_options()
+    inherited = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
+    own = [f.name for f in dataclasses.fields(hf_lvf.HfLvfConfig) if f.name not in inherited]
+    assert sorted(re.findall(r"^\| `(\w+)` \|", table, re.M)) == sorted(own)
+    assert "| `window_length` | `int` | `1` | frames per window (>= 1). |" in table
+
+
+def test_cli_reference_has_every_command_and_option() -> None:
+    from hf_lvf.cli_args import build_parser
+
+    text = _docs_hooks().cli_reference()
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    assert list(commands) == ["info", "show", "convert", "merge", "card", "push", "demo"]
+    for name, command in commands.items():
+        assert f"## hf-lvf {name} {{#hf-lvf-{name}}}" in text
+        for action in command._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert f"`{option}`" in text, (name, option)
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(values["id"])
+        if tag == "a" and values.get("href"):
+            self.links.append(values["href"])
+
+
+def test_site_builds_strict_and_internal_links_resolve(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    pages = {p.resolve(): _Links() for p in site.rglob("*.html")}
+    for path, parsed in pages.items():
+        parsed.feed(path.read_text())
+    broken = []
+    for path, parsed in pages.items():
+        for href in parsed.links:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or href.startswith("mailto:"):
+                continue
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{path.relative_to(site)}: {href}")
+            elif target.suffix == ".html" and parts.fragment not in {"", *pages[target].ids}:
+                broken.append(f"{path.relative_to(site)}: {href} (no such anchor)")
+    assert not broken, broken
