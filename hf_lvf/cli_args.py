@@ -18,7 +18,8 @@ examples:
   hf-lvf info clips --window-length 16 --hop-size 4
   hf-lvf show clips 3 -o window.webp --window-length 16
 
-Run `hf-lvf COMMAND --help` for the options of a command and an example."""
+Run `hf-lvf COMMAND --help` for the options of a command and an example.
+Documentation (guides, API and command reference): https://hf-lvf.github.io/hf-lvf/"""
 
 
 def _command(

@@ -29,10 +29,10 @@ TRAIN_LENGTHS = (48, 40, 36, 5, 48, 30)
 FPS = 29.97
 
 
-def _root(path: Path, lengths: tuple[int, ...], *, seed: int) -> None:
+def _root(path: Path, lengths: tuple[int, ...], *, seed: int, prefix: str = "clip") -> None:
     videos = (
         (
-            f"clip_{i:03d}",
+            f"{prefix}_{i:03d}",
             synthetic_frames(length, 64, 64, seed=seed + i),
             {"label": i % 3, "fps": FPS},
         )
@@ -49,8 +49,8 @@ def build_docs_workspace(folder: Path) -> Path:
     _root(folder / "clips" / "validation", (40, 40, 40), seed=100)
     _root(folder / "clips" / "test", (40, 40, 40), seed=200)
     shutil.copytree(folder / "clips" / "train", folder / "clips_root")
-    _root(folder / "week1_root", (20, 20), seed=300)
-    _root(folder / "week2_root", (20, 20), seed=400)
+    _root(folder / "week1_root", (20, 20), seed=300, prefix="week1")
+    _root(folder / "week2_root", (20, 20), seed=400, prefix="week2")
     make_labelled_folder(folder / "videos", num_frames=12, size=(48, 64))
     write_video(folder / "new_videos" / "cat" / "clip_9.mp4", 14, (48, 64), seed=99)
     return folder
