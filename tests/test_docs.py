@@ -255,13 +255,18 @@ def test_site_builds_strict_and_internal_links_resolve(tmp_path: Path) -> None:
     pages = {p.resolve(): _Links() for p in site.rglob("*.html")}
     for path, parsed in pages.items():
         parsed.feed(path.read_text())
+    base = urlsplit(re.search(r"^site_url: (\S+)", (REPO / "mkdocs.yml").read_text(), re.M)[1]).path
     broken = []
     for path, parsed in pages.items():
         for href in parsed.links:
             parts = urlsplit(href)
             if parts.scheme or parts.netloc or href.startswith("mailto:"):
                 continue
-            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if parts.path.startswith(base):
+                # 404.html links from the site's root (site_url's path), being served from any URL
+                target = (site / unquote(parts.path[len(base) :])).resolve()
+            else:
+                target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
             if target.is_dir():
                 target = target / "index.html"
             if not target.exists():
