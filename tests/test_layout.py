@@ -142,6 +142,40 @@ def test_bad_metadata_text(tmp_path, text, match):
         VideoWindows(tmp_path)
 
 
+def test_utf8_bom_metadata_reads_as_without_it(foreign, tmp_path):
+    with_bom = rewrite(foreign, tmp_path, lambda meta: "\ufeff" + json.dumps(meta))
+    assert (with_bom / "_metadata.json").read_bytes()[:3] == b"\xef\xbb\xbf"
+    plain, bom = VideoWindows(foreign, window_length=2), VideoWindows(with_bom, window_length=2)
+    assert len(bom) == len(plain) == 43
+    for i in (0, 7, 42):
+        a, b = plain[i], bom[i]
+        assert np.array_equal(a["video"], b["video"])
+        assert a["filename"] == b["filename"]
+    assert read_layout(str(with_bom)).num_frames.tolist() == [10, 2, 17, 6, 13]
+
+
+def test_utf16_bom_stays_an_error(tmp_path):
+    (tmp_path / "_metadata.json").write_bytes('{"layout": 1}'.encode("utf-16"))
+    with pytest.raises(LayoutError, match="is not valid JSON"):
+        read_layout(str(tmp_path))
+
+
+def test_malformed_json_names_file_offset_and_text(tmp_path):
+    (tmp_path / "_metadata.json").write_text('{"layout": "lance-video-frames", "videos": [x]}')
+    with pytest.raises(LayoutError) as caught:
+        read_layout(str(tmp_path))
+    message = str(caught.value)
+    assert "_metadata.json is not valid JSON" in message
+    assert message.endswith(
+        "_metadata.json is not valid JSON: JSON is malformed: invalid character at byte 44,"
+        ' around \'nce-video-frames", "videos": [x]}\''
+    )
+    (tmp_path / "_metadata.json").write_bytes(b"\xef\xbb\xbf{,}")
+    bom_error = r"object keys must be strings at byte 4, around '\{,\}'$"
+    with pytest.raises(LayoutError, match=bom_error):
+        read_layout(str(tmp_path))
+
+
 @pytest.mark.parametrize("field", ["T", "H", "W", "start_row", "path"])
 def test_video_missing_required_field(foreign, tmp_path, field):
     def edit(meta):
