@@ -44,7 +44,9 @@ def _convert(args: argparse.Namespace) -> int:
             summary = convert_videos(
                 args.inputs,
                 args.root,
+                codec=args.codec,
                 quality=args.quality,
+                lossless=args.lossless,
                 resize=args.resize,
                 crop=args.crop,
                 fps=args.fps,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..decode import DEFAULT_QUALITY, Codec, check_codec
 from ..sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     WEBP_MAX_SIDE,
@@ -24,9 +25,6 @@ from ..sizes import (
     check_crop,
     cover_size,
     frame_pixels_problem,
-)
-from ..writer import (
-    check_quality,
 )
 
 if TYPE_CHECKING:
@@ -64,14 +62,18 @@ OnError = Literal["skip", "raise"]
 class _FrameOptions:
     """How frames are produced from a source file; validated, picklable, sent to every task."""
 
-    quality: int = 65
+    codec: Codec = "webp"
+    quality: int | None = DEFAULT_QUALITY
+    lossless: bool = False
     resize: int | tuple[int, int] | None = None
     fps: Fraction | None = None
     on_error: OnError = "skip"
     crop: Crop = "none"
 
     def __post_init__(self) -> None:
-        check_quality(self.quality)
+        codec, quality, lossless = check_codec(self.codec, self.quality, self.lossless)
+        object.__setattr__(self, "quality", quality)  # None where lossless
+        object.__setattr__(self, "lossless", lossless)
         object.__setattr__(self, "resize", _check_resize(self.resize))
         check_crop(self.crop)
         if self.crop != "none" and self.resize is None:

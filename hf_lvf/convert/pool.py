@@ -24,9 +24,7 @@ from ..location import (
     store_file_exists,
     write_store_file,
 )
-from ..writer import (
-    frame_batches,
-)
+from ..writer import frame_batches, frame_encoder
 
 if TYPE_CHECKING:
     pass
@@ -181,6 +179,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
     if cancelled:
         raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
     decoder = _Decoder(task.file, task.options)
+    o = task.options
     seen = {"T": 0, "size": (0, 0)}
 
     def on_frame(size: tuple[int, int]) -> None:
@@ -193,7 +192,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
             task.video_id,
             task.path,
             decoder.frames(),
-            quality=task.options.quality,
+            encode=frame_encoder(o.codec, o.quality, o.lossless),
             on_frame=on_frame,
         )
         if on_batch is None:

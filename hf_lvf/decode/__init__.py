@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import FrameDecodeError
 from ..sizes import Crop
-from .encode import CODECS, Codec, check_codec, encode_frame, encode_webp
+from .encode import CODECS, DEFAULT_QUALITY, Codec, check_codec, encode_frame, encode_webp
 from .headers import KNOWN_FORMATS, FrameHeader, frame_format, read_header, webp_canvas_size
 from .pixels import CODEC_ERRORS, dct_scale, decode_into, decode_resized, format_name
 
@@ -171,6 +171,7 @@ def _decode_frame(
 
 __all__ = [
     "CODECS",
+    "DEFAULT_QUALITY",
     "KNOWN_FORMATS",
     "Codec",
     "Decoding",
