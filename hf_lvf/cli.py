@@ -163,6 +163,7 @@ def _show(args: argparse.Namespace) -> int:
         args.root,
         frame_size=args.frame_size,
         crop=args.crop,
+        decode_scaled=args.decode_scaled,
         revision=args.revision,
         token=args.token,
         storage_options=args.storage_options,

@@ -90,6 +90,12 @@ def _add_show_parser(sub: argparse._SubParsersAction) -> None:
     reading.add_argument(
         "--crop", choices=("none", "center"), default="none", help="with --frame-size"
     )
+    reading.add_argument(
+        "--no-decode-scaled",
+        dest="decode_scaled",
+        action="store_false",
+        help="decode JPEG frames at full size before resizing (default: DCT-scaled)",
+    )
     show.add_argument("--fps", type=float, help="play at this frame rate (default: the video's)")
     show.add_argument("--lossless", action="store_true", help="lossless WebP")
     _add_hub_arguments(show)

@@ -14,8 +14,8 @@ import pytest
 from _roots import FRAME_SIZE, make_frames, webp, write_foreign_root
 from PIL import Image
 
-from hf_lvf import VideoWindows
-from hf_lvf.decode import read_header
+from hf_lvf import HfLvfConfig, VideoWindows
+from hf_lvf.decode import dct_scale, read_header
 from hf_lvf.errors import FrameDecodeError
 
 
@@ -188,3 +188,49 @@ def test_bad_row_is_named(tmp_path, make, problem):
     with pytest.raises(FrameDecodeError, match=_MATCH + re.escape(repr(str(root))) + " " + problem):
         VideoWindows(root, window_length=3).read_video([0])
     assert VideoWindows(root).read_video([2]).shape == (1, 1, *FRAME_SIZE, 3)
+
+
+@pytest.mark.parametrize(
+    ("stored", "out", "crop", "scale"),
+    [
+        ((720, 1280), (224, 224), "center", 2),  # the 720x720 middle: 360 >= 224 > 180
+        ((720, 1280), (180, 320), "none", 4),
+        ((720, 1280), (90, 160), "none", 8),
+        ((720, 1280), (45, 80), "none", 8),  # no scale below 1/8
+        ((720, 1280), (360, 640), "none", 2),
+        ((719, 1280), (360, 640), "none", 1),  # 359.5 rows at 1/2 would not cover 360
+        ((720, 1280), (720, 1280), "none", 1),
+    ],
+)
+def test_dct_scale_is_the_smallest_that_covers(stored, out, crop, scale):
+    assert dct_scale(*stored, *out, crop) == scale
+
+
+def test_jpeg_decodes_dct_scaled_unless_told_not_to(tmp_path):
+    frames = make_frames(4, 64, 96, seed=5)
+    blobs = [jpeg(f) for f in frames]
+    root = write_foreign_root(
+        tmp_path / "r", [{"frames": frames, "path": "clip.mp4"}], blobs=dict(enumerate_blobs(blobs))
+    )
+
+    def pillow(blob, draft):
+        image = Image.open(io.BytesIO(blob))
+        if draft:
+            image.draft("RGB", (48, 32))
+        return np.asarray(image.convert("RGB").resize((48, 32), Image.Resampling.BILINEAR))
+
+    scaled = VideoWindows(root, window_length=4, frame_size=(32, 48)).read_video([0])[0]
+    full = VideoWindows(root, window_length=4, frame_size=(32, 48), decode_scaled=False)
+    full = full.read_video([0])[0]
+    # At exactly half the size, the DCT-scaled decode is the frame: no resize is left to do.
+    np.testing.assert_array_equal(scaled, np.stack([pillow(b, True) for b in blobs]))
+    np.testing.assert_array_equal(full, np.stack([pillow(b, False) for b in blobs]))
+    assert not np.array_equal(scaled, full)
+    with pytest.raises(ValueError, match="decode_scaled must be True or False, got 'no'"):
+        VideoWindows(root, decode_scaled="no")
+    with pytest.raises(ValueError, match="decode_scaled must be True or False, got 0"):
+        HfLvfConfig(name="x", decode_scaled=0)
+
+
+def enumerate_blobs(blobs):
+    return (((0, f), b) for f, b in enumerate(blobs))
