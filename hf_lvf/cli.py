@@ -47,6 +47,7 @@ def _convert(args: argparse.Namespace) -> int:
                 codec=args.codec,
                 quality=args.quality,
                 lossless=args.lossless,
+                fidelity=args.fidelity,
                 resize=args.resize,
                 crop=args.crop,
                 fps=args.fps,

@@ -158,6 +158,12 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
     )
     convert.add_argument("--lossless", action="store_true", help="lossless WebP (--codec webp)")
     convert.add_argument(
+        "--no-fidelity",
+        dest="fidelity",
+        action="store_false",
+        help="do not measure the PSNR of the stored frames against the source",
+    )
+    convert.add_argument(
         "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
     )
     convert.add_argument(

@@ -69,6 +69,7 @@ class _FrameOptions:
     fps: Fraction | None = None
     on_error: OnError = "skip"
     crop: Crop = "none"
+    fidelity: bool = True
 
     def __post_init__(self) -> None:
         codec, quality, lossless = check_codec(self.codec, self.quality, self.lossless)
@@ -82,6 +83,8 @@ class _FrameOptions:
                 "side is scaled to N, or (H, W)), e.g. resize=224, crop='center'"
             )
         object.__setattr__(self, "fps", _check_fps(self.fps))
+        if not isinstance(self.fidelity, bool):
+            raise ValueError(f"fidelity must be True or False, got {self.fidelity!r}")
         if self.on_error not in ("skip", "raise"):
             raise ValueError(f"on_error must be 'skip' or 'raise', got {self.on_error!r}")
 

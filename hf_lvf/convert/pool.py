@@ -29,6 +29,7 @@ from ..writer import frame_batches, frame_encoder
 if TYPE_CHECKING:
     pass
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
+from .fidelity import FidelityMeter
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,8 @@ class _Result:
     codec: str | None = None
     checksum: str | None = None
     skipped: str | None = None  # the reason, if the file was skipped
+    psnr: float | None = None  # of the stored frames against the source's (fidelity=True)
+    frames_measured: int = 0
 
 
 class _Cancelled(Exception):
@@ -186,13 +189,17 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         seen["T"] += 1
         seen["size"] = size
 
+    encode = frame_encoder(o.codec, o.quality, o.lossless)
+    meter = FidelityMeter(encode) if o.fidelity else None
+    if meter is not None:
+        encode = meter.encode
     try:
         checksum = task.checksum or _sha256(task.file)
         batches = frame_batches(
             task.video_id,
             task.path,
             decoder.frames(),
-            encode=frame_encoder(o.codec, o.quality, o.lossless),
+            encode=encode,
             on_frame=on_frame,
         )
         if on_batch is None:
@@ -220,6 +227,8 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         source_fps=decoder.source_fps,
         codec=decoder.codec,
         checksum=checksum,
+        psnr=None if meter is None else meter.psnr,
+        frames_measured=0 if meter is None else meter.frames_measured,
     )
 
 

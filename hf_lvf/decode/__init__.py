@@ -135,6 +135,22 @@ def start_decoding(
     return Decoding([pool.submit(work) for _ in range(tasks)], errors)
 
 
+def decode_frame(blob: bytes) -> np.ndarray:
+    """One stored frame (WebP, JPEG or PNG) as a new ``(H, W, 3)`` uint8 RGB array, at the
+    size its header declares.
+
+    Raises:
+        ValueError: the bytes are in no known format, or truncated or corrupt.
+    """
+    header = read_header(blob)
+    out = np.empty((header.height, header.width, 3), np.uint8)
+    try:
+        decode_into(blob, header, out)
+    except CODEC_ERRORS as err:
+        raise ValueError(f"not a valid {format_name(header)} image: {err}") from err
+    return out
+
+
 def _decode_frame(
     blob: bytes | None,
     out: np.ndarray,
@@ -178,6 +194,7 @@ __all__ = [
     "FrameHeader",
     "check_codec",
     "dct_scale",
+    "decode_frame",
     "default_decode_threads",
     "encode_frame",
     "encode_webp",

@@ -41,6 +41,8 @@ def check_codec(codec: object, quality: object, lossless: object) -> tuple[Codec
         )
     if codec == "png":
         lossless = True
+    if lossless and quality is None:  # as this returns it for lossless frames
+        return codec, None, True
     if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
         raise ValueError(f"quality must be an integer in [0, 100], got {quality!r}")
     return codec, None if lossless else quality, lossless
