@@ -53,7 +53,7 @@ def _videos(count=2, frames=3, seed=0):
 @pytest.mark.parametrize(
     ("options", "recorded"),
     [
-        ({}, ("webp", 65, False)),
+        ({}, ("webp", 90, False)),
         ({"codec": "webp", "quality": 90}, ("webp", 90, False)),
         ({"codec": "webp", "lossless": True}, ("webp", None, True)),
         ({"codec": "jpeg", "quality": 85}, ("jpeg", 85, False)),
@@ -135,10 +135,10 @@ def test_convert_codecs(tmp_path, flags, recorded):
     [
         (
             {},
-            {"codec": "jpeg", "quality": 65},
+            {"codec": "jpeg", "quality": 90},
             "codec='jpeg' differs from the root's encoding 'webp'",
         ),
-        ({}, {"quality": 80}, "quality=80 differs from the root's quality 65"),
+        ({}, {"quality": 80}, "quality=80 differs from the root's quality 90"),
         ({}, {"lossless": True}, "lossless=True differs from the root's lossless False"),
         (
             {"codec": "png"},

@@ -91,7 +91,7 @@ def test_append_grows_fidelity_and_info_shows_it(tmp_path, clips, capsys):
         f"PSNR {meta['fidelity']['psnr_mean']:.1f} dB mean, {min(first, second):.1f} dB worst"
         in out
     )
-    assert "webp, quality 65" in out
+    assert "webp, quality 90" in out
 
 
 def test_cli_no_fidelity(tmp_path, clips, capsys):
