@@ -21,8 +21,12 @@ carphone 176x144. For each codec setting, one row:
 Then the DCT-scaled JPEG read at 224x224 against a full decode of the same frames (speed
 and PSNR between the two), and the JPEG q90 windows against the WebP q90 ones.
 
-    python benchmarks/bench_codecs.py            # all rows (~6 min on 2 cores)
-    python benchmarks/bench_codecs.py --quick    # 48 frames per clip
+Last, the cost of measuring fidelity: ``convert_videos`` of the three clips in this process
+(``workers=0``) with ``fidelity=True`` against ``fidelity=False``, turn by turn.
+
+    python benchmarks/bench_codecs.py                   # everything (~15 min on 2 cores)
+    python benchmarks/bench_codecs.py --quick           # 48 frames per clip
+    python benchmarks/bench_codecs.py --fidelity-cost   # only the last table
 """
 
 from __future__ import annotations
@@ -119,7 +123,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="48 frames per clip")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--fidelity-cost", action="store_true", help="only that table")
     args = parser.parse_args()
+    if args.fidelity_cost:
+        fidelity_cost(args.rounds)
+        return
     limit = 48 if args.quick else None
     sources = {name: decode_clip(name, limit) for name in CLIPS}
     hd = sources[CLIPS[0]]
@@ -193,6 +201,35 @@ def main() -> None:
             f"{psnr_of(float(np.mean((a - c) ** 2))):.1f} dB"
         )
         print(f"load average {os.getloadavg()[0]:.2f}")
+    fidelity_cost(args.rounds)
+
+
+def fidelity_cost(rounds: int) -> None:
+    from hf_lvf import convert_videos
+
+    clips = [clip_path(name) for name in CLIPS]
+    print(f"\nfidelity cost, convert_videos of the 3 clips, workers=0, {rounds} rounds:\n")
+    print("| codec | fidelity=False s | fidelity=True s | cost |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="bench_fidelity_") as tmp:
+        for codec in ("webp", "jpeg"):
+            spent = {False: 0.0, True: 0.0}
+            for round_ in range(rounds + 1):
+                for fidelity in (False, True):
+                    summary = convert_videos(
+                        clips,
+                        Path(tmp) / "root",
+                        codec=codec,
+                        fidelity=fidelity,
+                        workers=0,
+                        mode="overwrite",
+                        progress=False,
+                    )
+                    if round_:
+                        spent[fidelity] += summary.seconds
+            off, on = spent[False] / rounds, spent[True] / rounds
+            print(f"| {codec} q90 | {off:.2f} | {on:.2f} | {on / off - 1:+.1%} |", flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

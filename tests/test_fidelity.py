@@ -133,3 +133,22 @@ def test_frames_measured_are_evenly_spaced(num_frames, measured):
         meter.encode(frame)
     assert sorted(meter._squared_errors) == measured
     assert (meter.frames_measured, meter.psnr) == (len(measured), 100.0)
+
+
+@pytest.mark.parametrize(
+    ("num_frames", "measured"),
+    [
+        (16, list(range(16))),
+        (17, list(range(0, 17, 2))),
+        (132, list(range(0, 132, 16))),
+        (1000, list(range(0, 1000, 125))),
+    ],
+)
+def test_frames_measured_from_the_announced_length(num_frames, measured):
+    meter = FidelityMeter(
+        lambda a: encode_frame(a, codec="png", quality=None, lossless=True), lambda: num_frames
+    )
+    frame = np.zeros((4, 4, 3), np.uint8)
+    for _ in range(num_frames):
+        meter.encode(frame)
+    assert sorted(meter._squared_errors) == measured

@@ -198,6 +198,7 @@ class _Decoder:
         self.codec: str | None = None
         self.source_fps: float | None = None
         self.num_decoded = 0
+        self.expected_frames = 0  # the frames it will yield, as its header tells; 0: unknown
         self._first_time: float | None = None
         self._last_time: float | None = None
 
@@ -216,6 +217,7 @@ class _Decoder:
             stream.codec_context.thread_count = _DECODE_THREADS
             self.codec = stream.codec_context.name
             self.source_fps = _float_rate(stream.average_rate or stream.guessed_rate)
+            self.expected_frames = self._expected_frames(stream)
             reformatter = VideoReformatter()  # one swscale context for the whole video
             decoded = self._count(container.decode(stream))
             chosen = decoded if self.options.fps is None else self._resample(decoded, stream)
@@ -233,6 +235,13 @@ class _Decoder:
                 last = (frame, array)
                 yield array
             self._check_complete(container, stream)
+
+    def _expected_frames(self, stream: Any) -> int:
+        if self.options.fps is None:
+            return int(stream.frames or 0)
+        if not stream.duration or stream.time_base is None:
+            return 0
+        return int(stream.duration * stream.time_base * self.options.fps)
 
     def _count(self, decoded: Iterator[av.VideoFrame]) -> Iterator[av.VideoFrame]:
         for frame in decoded:

@@ -1,11 +1,12 @@
 """PSNR of the stored frames against the decoded source frames, measured while converting.
 
-Each video's frames are measured at evenly spaced frame numbers without knowing its
-length in advance: every frame at first, then every 2nd, every 4th, ... (each time more
-than ``2 * _MIN_FRAMES`` are kept, those off the doubled spacing are dropped). So a video
-of at most 16 frames has every frame measured, and a longer one 9 to 16 evenly spaced
-frames from its first to within one spacing of its last, for ~16 + 8 log2(T / 16) decodes
-in all: a few percent of a conversion's time (docs/benchmarks.md).
+Each video's frames are measured at evenly spaced frame numbers ``0, s, 2s, ...``: every
+frame of a video of at most 16 frames, else ``s = T // 8`` for the ``T`` frames its header
+announces, so 8 to 15 frames from its first to within ``s`` of its last. Where the header
+announces no length (or a wrong one), the spacing starts at 1 and doubles each time more
+than 16 frames are kept, dropping those off it: 9 to 16 frames in the end, for
+~16 + 8 log2(T / 16) decodes. Each costs a decode of the stored frame and its squared
+error: within the noise of a conversion's time (docs/benchmarks.md).
 
 A video's PSNR comes from the mean squared error over its measured frames (frames that
 are nearly exact do not outweigh the rest), capped at :data:`PSNR_CAP`, the value of
@@ -36,8 +37,11 @@ def psnr_from_mse(mse: float) -> float:
 class FidelityMeter:
     """Wraps a frame encoder: encodes every frame, and measures the chosen ones."""
 
-    def __init__(self, encode: Callable[[np.ndarray], bytes]):
+    def __init__(
+        self, encode: Callable[[np.ndarray], bytes], expected_frames: Callable[[], int] = int
+    ):
         self._encode = encode
+        self._expected_frames = expected_frames  # asked at the first frame: 0 is unknown
         self._frame_idx = 0
         self._spacing = 1
         self._squared_errors: dict[int, float] = {}  # frame_idx -> mean squared error
@@ -45,9 +49,12 @@ class FidelityMeter:
     def encode(self, frame: np.ndarray) -> bytes:
         blob = self._encode(frame)
         frame_idx, self._frame_idx = self._frame_idx, self._frame_idx + 1
+        if frame_idx == 0:
+            expected = self._expected_frames()
+            self._spacing = expected // _MIN_FRAMES if expected > 2 * _MIN_FRAMES else 1
         if frame_idx % self._spacing == 0:
-            stored = decode_frame(blob).astype(np.int32)
-            self._squared_errors[frame_idx] = float(np.mean((stored - frame) ** 2))
+            difference = (decode_frame(blob).astype(np.int16) - frame).astype(np.float32).ravel()
+            self._squared_errors[frame_idx] = float(difference @ difference) / difference.size
             if len(self._squared_errors) > 2 * _MIN_FRAMES:
                 self._spacing *= 2
                 self._squared_errors = {

@@ -190,7 +190,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         seen["size"] = size
 
     encode = frame_encoder(o.codec, o.quality, o.lossless)
-    meter = FidelityMeter(encode) if o.fidelity else None
+    meter = FidelityMeter(encode, lambda: decoder.expected_frames) if o.fidelity else None
     if meter is not None:
         encode = meter.encode
     try:
