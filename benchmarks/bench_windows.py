@@ -87,7 +87,7 @@ def make_root(tmp: Path, height: int, width: int) -> Path:
     videos = (
         (f"pan_{i}", textured_frames(100, height, width, seed=i), {"label": i}) for i in range(3)
     )
-    return write_frames(tmp / f"root_{height}x{width}", videos)
+    return write_frames(tmp / f"root_{height}x{width}", videos, quality=65)  # as measured so far
 
 
 # --- the three readers --------------------------------------------------------------------
@@ -296,7 +296,7 @@ def bench_mp4(tmp: Path, *, frames: int, rounds: int, hop: int = 4) -> dict:
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
-    root = convert_videos([clip], tmp / "root_mp4", workers=CORES).root
+    root = convert_videos([clip], tmp / "root_mp4", workers=CORES, quality=65).root
     w = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=hop)
     limit = DecodeLimit(w)
     all_windows = np.arange(len(w))

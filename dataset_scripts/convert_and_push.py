@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--resize", type=int, default=None, help="shorter side, in pixels")
     parser.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
     parser.add_argument("--workers", type=int, default=None, help="default: one per core")
+    parser.add_argument("--codec", choices=("webp", "jpeg", "png"), default="webp")
+    parser.add_argument("--quality", type=int, default=hf_lvf.DEFAULT_QUALITY, help="0-100")
+    parser.add_argument("--lossless", action="store_true", help="lossless WebP")
     parser.add_argument(
         "--window-length", type=int, default=16, help="frames per sample, for the dataset card"
     )
@@ -40,6 +43,9 @@ def main(argv: list[str] | None = None) -> str:
             resize=args.resize,
             fps=args.fps,
             workers=args.workers,
+            codec=args.codec,
+            quality=args.quality,
+            lossless=args.lossless,
         )
         print(f"converted {summary.num_videos} videos ({summary.n_skipped} skipped)")
         commit = hf_lvf.push_to_hub(

@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> hf_lvf.ConversionSummary:
     parser.add_argument("--resize", type=int, default=224, help="shorter side, in pixels")
     parser.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
     parser.add_argument("--workers", type=int, default=None, help="default: one per core")
+    parser.add_argument("--codec", choices=("webp", "jpeg", "png"), default="webp")
+    parser.add_argument("--quality", type=int, default=hf_lvf.DEFAULT_QUALITY, help="0-100")
+    parser.add_argument("--lossless", action="store_true", help="lossless WebP")
     parser.add_argument("--window-length", type=int, default=8, help="frames per sample")
     args = parser.parse_args(argv)
 
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> hf_lvf.ConversionSummary:
         fps=args.fps,
         workers=args.workers,
         overwrite=True,
+        codec=args.codec,
+        quality=args.quality,
+        lossless=args.lossless,
     )
     print(
         f"{summary.num_videos} videos, {summary.num_frames} frames, "

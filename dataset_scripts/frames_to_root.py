@@ -41,11 +41,17 @@ def video_folders(root: Path) -> list[Path]:
     )
 
 
+def codec_options(args: argparse.Namespace) -> dict:
+    return {"codec": args.codec, "quality": args.quality, "lossless": args.lossless}
+
+
 def main(argv: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("frames", help="folder of per-video frame folders")
     parser.add_argument("root", help="the root to create")
-    parser.add_argument("--quality", type=int, default=65, help="WebP quality 0-100")
+    parser.add_argument("--codec", choices=("webp", "jpeg", "png"), default="webp")
+    parser.add_argument("--quality", type=int, default=hf_lvf.DEFAULT_QUALITY, help="0-100")
+    parser.add_argument("--lossless", action="store_true", help="lossless WebP")
     args = parser.parse_args(argv)
 
     top = Path(args.frames)
@@ -61,7 +67,7 @@ def main(argv: list[str] | None = None) -> Path:
         )
         for folder, parent in zip(folders, parents, strict=True)
     )
-    root = hf_lvf.write_frames(args.root, videos, quality=args.quality, overwrite=True)
+    root = hf_lvf.write_frames(args.root, videos, overwrite=True, **codec_options(args))
     layout = hf_lvf.read_layout(str(root))
     print(f"{len(layout.videos)} videos, {int(layout.num_frames.sum())} frames -> {root}")
     if classes:

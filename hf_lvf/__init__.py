@@ -5,6 +5,7 @@ from ._version import __version__
 from .builder import HfLvfConfig
 from .card import build_card
 from .convert import ConversionSummary, convert_videos
+from .decode import DEFAULT_QUALITY
 from .describe import describe
 from .errors import (
     ForkSafetyError,
@@ -31,6 +32,7 @@ from .writer import write_frames
 
 __all__ = [
     "DEFAULT_MAX_FRAME_PIXELS",
+    "DEFAULT_QUALITY",
     "MISSING_VALUES",
     "ClipSampler",
     "ConversionSummary",

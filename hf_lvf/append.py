@@ -171,11 +171,14 @@ class AppendTarget:
         *,
         n_skipped: int = 0,
         lineage: Mapping[str, Any] | None = None,
+        frames_measured: int | None = None,
     ) -> bytes:
         """Commit the new videos' fragments, then publish the extended ``_metadata.json``.
 
         ``entries`` are the new videos' entries, ``start_row`` counted from
-        :attr:`num_rows`. Returns the new file's text.
+        :attr:`num_rows`; ``frames_measured``: their fidelity was measured on that many
+        frames (their ``psnr``), to extend the root's ``fidelity``. Returns the new file's
+        text.
         """
         # Unchanged while this process holds the root's write lock.
         old = read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
@@ -188,6 +191,10 @@ class AppendTarget:
             self._publish(rewrite_metadata(old, where=where, updates=pinned), self.base, first=True)
         version = commit_append(self.root, fragments, base=self.base, **self._store)
         updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
+        if frames_measured is not None:
+            grown = _grown_fidelity(self.layout, entries, frames_measured)
+            if grown is not None:
+                updates["fidelity"] = grown
         updates[LANCE_VERSION_FIELD] = version
         text = rewrite_metadata(old, where=where, updates=updates, new_entries=entries)
         self._publish(text, version)
@@ -199,6 +206,37 @@ class AppendTarget:
     def _publish(self, text: bytes, version: int, *, first: bool = False) -> None:
         """Make ``text``, naming Lance ``version``, the root's ``_metadata.json``."""
         write_metadata_atomic(self.root, text)
+
+
+def fidelity_summary(entries: Sequence[Mapping[str, Any]], frames_measured: int) -> dict[str, Any]:
+    """``_metadata.json``'s ``fidelity``: the mean and worst ``psnr`` of the videos (dB)."""
+    psnrs = [float(e["psnr"]) for e in entries if e.get("psnr") is not None]
+    return {
+        "psnr_mean": round(sum(psnrs) / len(psnrs), 2) if psnrs else None,
+        "psnr_min": min(psnrs) if psnrs else None,
+        "frames_measured": frames_measured,
+        "videos_measured": len(psnrs),
+    }
+
+
+def _grown_fidelity(
+    layout: RootLayout, entries: list[dict[str, Any]], frames_measured: int
+) -> dict[str, Any] | None:
+    """The root's ``fidelity`` with the new videos in, if it covered every old video."""
+    old = layout.header.get("fidelity")
+    if not isinstance(old, Mapping) or old.get("videos_measured") != len(layout):
+        return None  # not measured (older roots, fidelity=False): a mean of some would lie
+    new = fidelity_summary(entries, frames_measured)
+    old_n, new_n = int(old["videos_measured"]), new["videos_measured"]
+    if not new_n or not old_n:
+        return new if not old_n else dict(old)
+    mean = (old["psnr_mean"] * old_n + new["psnr_mean"] * new_n) / (old_n + new_n)
+    return {
+        "psnr_mean": round(mean, 2),
+        "psnr_min": min(old["psnr_min"], new["psnr_min"]),
+        "frames_measured": int(old["frames_measured"]) + frames_measured,
+        "videos_measured": old_n + new_n,
+    }
 
 
 def _grown_fields(

@@ -64,6 +64,7 @@ class FrameBatches:
         uri: the root, for error messages.
         threads: decode threads.
         crop: how frames of another size are resized (:func:`hf_lvf.sizes.crop_box`).
+        decode_scaled: JPEG frames decode DCT-scaled where ``out_size`` allows.
         strip_frames: distinct frames a strip (:meth:`start_shared`) holds, at most as a rule: the
             memory of every strip is that size, so that any strip let go can hold the next.
     """
@@ -79,6 +80,7 @@ class FrameBatches:
         uri: str,
         threads: int,
         crop: Crop = "none",
+        decode_scaled: bool = True,
         strip_frames: int = 1,
     ):
         self.reader = reader
@@ -90,6 +92,7 @@ class FrameBatches:
         self._uri = uri
         self._threads = threads
         self._crop = crop
+        self._decode_scaled = decode_scaled
         # (sorted distinct rows, their frames, read-only): what the last read decoded.
         self._cache: tuple[np.ndarray, np.ndarray | None] = (_EMPTY_ROWS, None)
         self._retired: list[np.ndarray] = []
@@ -247,6 +250,7 @@ class FrameBatches:
             threads=self._threads,
             crop=self._crop,
             copies=copies,
+            decode_scaled=self._decode_scaled,
         )
 
 

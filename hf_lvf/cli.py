@@ -44,7 +44,10 @@ def _convert(args: argparse.Namespace) -> int:
             summary = convert_videos(
                 args.inputs,
                 args.root,
+                codec=args.codec,
                 quality=args.quality,
+                lossless=args.lossless,
+                fidelity=args.fidelity,
                 resize=args.resize,
                 crop=args.crop,
                 fps=args.fps,
@@ -161,6 +164,7 @@ def _show(args: argparse.Namespace) -> int:
         args.root,
         frame_size=args.frame_size,
         crop=args.crop,
+        decode_scaled=args.decode_scaled,
         revision=args.revision,
         token=args.token,
         storage_options=args.storage_options,

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+from .decode import CODECS, DEFAULT_QUALITY
+
 _DESCRIPTION = """\
 Video datasets in the lance-video-frames layout (one WebP frame per row of a Lance
 table, plus _metadata.json), read as fixed-length frame windows."""
@@ -88,6 +90,12 @@ def _add_show_parser(sub: argparse._SubParsersAction) -> None:
     reading.add_argument(
         "--crop", choices=("none", "center"), default="none", help="with --frame-size"
     )
+    reading.add_argument(
+        "--no-decode-scaled",
+        dest="decode_scaled",
+        action="store_false",
+        help="decode JPEG frames at full size before resizing (default: DCT-scaled)",
+    )
     show.add_argument("--fps", type=float, help="play at this frame rate (default: the video's)")
     show.add_argument("--lossless", action="store_true", help="lossless WebP")
     _add_hub_arguments(show)
@@ -136,7 +144,25 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
     )
     convert.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or folders")
     convert.add_argument("root", metavar="ROOT", help="the root folder to create (or append to)")
-    convert.add_argument("--quality", type=int, default=65, help="WebP quality 0-100 (65)")
+    convert.add_argument(
+        "--codec",
+        choices=CODECS,
+        default="webp",
+        help="how frames are stored: webp (default), jpeg (faster reads), png (lossless)",
+    )
+    convert.add_argument(
+        "--quality",
+        type=int,
+        default=DEFAULT_QUALITY,
+        help=f"the encoder's quality 0-100 ({DEFAULT_QUALITY})",
+    )
+    convert.add_argument("--lossless", action="store_true", help="lossless WebP (--codec webp)")
+    convert.add_argument(
+        "--no-fidelity",
+        dest="fidelity",
+        action="store_false",
+        help="do not measure the PSNR of the stored frames against the source",
+    )
     convert.add_argument(
         "--resize", type=_resize, default=None, help="N: shorter side to N; HxW: exact size"
     )
@@ -170,7 +196,7 @@ def _add_merge_parser(sub: argparse._SubParsersAction) -> None:
         "merge",
         "merge roots into a new one (frames copied as they are)",
         "Build the root DEST from the videos of every ROOT, in order, copying each "
-        "frame's WebP bytes as they are. Video ids are shifted past those of the roots before.",
+        "frame's encoded bytes as they are. Video ids are shifted past those of the roots before.",
         "hf-lvf merge week1 week2 all_weeks",
     )
     merge.add_argument("roots", nargs="+", metavar="ROOT", help="the roots to merge, in order")

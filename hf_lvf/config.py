@@ -27,6 +27,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             refused, and so is a larger ``frame_size``; default 2**25.
         max_batch_bytes: a read whose decoded frames need more is refused before
             allocating; default: half the reading machine's physical memory.
+        decode_scaled: JPEG frames read at a ``frame_size`` of at most 1/2, 1/4 or 1/8 of
+            their size decode straight to that scale (libjpeg's DCT scaling); ``False``
+            decodes them at full size first.
         shard_windows: windows (with ``clips_per_video``: clips) per shard (streaming and
             cache generation); default: a power of two up to 64 shards a split, >= 8 each.
         clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
@@ -44,6 +47,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     crop: Crop = "none"
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     max_batch_bytes: int | None = None
+    decode_scaled: bool = True
     shard_windows: int | None = None
 
     def __post_init__(self) -> None:
@@ -74,6 +78,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             crop=self.crop,
             max_frame_pixels=self.max_frame_pixels,
             max_batch_bytes=self.max_batch_bytes,
+            decode_scaled=self.decode_scaled,
         )
 
 

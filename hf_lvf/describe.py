@@ -66,8 +66,10 @@ def describe(
             frequent first, at most 20; with ``"name"`` from ``label_names`` for ``label``),
             "distinct"}`` (``min``/``mean``/``max`` and ``missing`` for float fields; a video
             that lacks an int or string field counts under its placeholder, -1 or ``""``);
-        - ``encoding``, ``quality``, ``resize``, ``crop``, ``skipped`` (inputs a conversion
-            skipped), ``lance_version`` (the version read), ``lance_fragments``;
+        - ``encoding``, ``quality``, ``lossless``, ``fidelity`` (``{"psnr_mean",
+            "psnr_min", "frames_measured", "videos_measured"}`` as a conversion measured it,
+            or ``None``), ``resize``, ``crop``, ``skipped`` (inputs a conversion skipped),
+            ``lance_version`` (the version read), ``lance_fragments``;
         - ``problems``: what a read would refuse or find, in words (empty when none).
 
     Raises:
@@ -160,6 +162,8 @@ def describe(
         "fields": fields,
         "encoding": header.get("encoding"),
         "quality": header.get("quality"),
+        "lossless": header.get("lossless"),
+        "fidelity": header.get("fidelity"),
         "resize": header.get("resize"),
         "crop": header.get("crop"),
         "skipped": header.get("n_skipped"),
@@ -168,6 +172,17 @@ def describe(
         "problems": problems,
     }
     return described
+
+
+def fidelity_text(fidelity: Any) -> str | None:
+    """``_metadata.json``'s ``fidelity`` in words, ``None`` where it is not recorded."""
+    if not isinstance(fidelity, dict) or fidelity.get("psnr_mean") is None:
+        return None
+    text = (
+        f"PSNR {fidelity['psnr_mean']:.1f} dB mean, {fidelity['psnr_min']:.1f} dB worst video "
+        f"({fidelity.get('frames_measured', '?')} frames measured against the source)"
+    )
+    return text + ("; 100 dB: identical" if fidelity["psnr_min"] >= 100 else "")
 
 
 def _frame_sizes(sizes: np.ndarray, num_frames: np.ndarray) -> list[dict[str, int]]:
@@ -298,12 +313,15 @@ def format_description(described: Mapping[str, Any]) -> str:
     rows.append(("bytes per frame", "unknown" if mean is None else f"{mean:,.0f} (mean, encoded)"))
     rows.append(("size on disk", "unknown" if size["on_disk"] is None else _size(size["on_disk"])))
     encoding = d["encoding"] or "webp (not recorded)"
-    if d["quality"] is not None:
+    if d["lossless"]:
+        encoding += ", lossless"
+    elif d["quality"] is not None:
         encoding += f", quality {d['quality']}"
     for key in ("resize", "crop"):
         if d[key] not in (None, "none"):
             encoding += f", {key} {d[key]}"
     rows.append(("encoding", encoding))
+    rows.append(("fidelity", fidelity_text(d["fidelity"]) or "not measured"))
     if d["skipped"]:
         rows.append(("skipped inputs", f"{d['skipped']:,}"))
     rows.append(

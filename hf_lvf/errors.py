@@ -21,7 +21,7 @@ class LayoutError(LVFError, ValueError):
 
 
 class FrameDecodeError(LVFError, ValueError):
-    """A stored frame is not a valid WebP image of the size its video declares."""
+    """A stored frame is not a valid WebP, JPEG or PNG image of the size its video declares."""
 
 
 class ForkSafetyError(LVFError, RuntimeError):

@@ -1,4 +1,4 @@
-"""Several roots -> one, copying the WebP bytes of every frame as they are (no re-encoding)."""
+"""Several roots -> one, copying the encoded bytes of every frame as they are (no re-encoding)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from .frames import (
 from .layout import RootLayout, raw_entry_objects, read_layout
 from .location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .store_roots import check_store_uri, creating_store_root
-from .writer import atomic_root, write_metadata
+from .writer import atomic_root, check_same_encoding, write_metadata
 
 logger = logging.getLogger(__name__)
 
 # Top-level fields that describe every frame of a root: kept when all inputs agree.
-_SHARED_FIELDS = ("quality", "resize", "encoding", "label_names")
+_SHARED_FIELDS = ("quality", "lossless", "resize", "encoding", "label_names")
 
 
 def merge_roots(
@@ -40,7 +40,7 @@ def merge_roots(
     overwrite: bool = False,
     storage_options: Mapping[str, str] | None = None,
 ) -> Path | str:
-    """Build one root from several, copying every frame's WebP bytes unchanged.
+    """Build one root from several, copying every frame's encoded bytes unchanged.
 
     The videos follow each other in the order of ``roots``, then of each root's
     ``videos`` list. A video keeps its entry (key, path, checksum, metadata and
@@ -63,13 +63,15 @@ def merge_roots(
 
     Raises:
         ValueError: ``roots`` is empty or names ``dest``, two roots hold a video of
-            the same key, or their ``label_names`` differ.
+            the same key, or their ``label_names`` differ, or their frames are encoded
+            differently (``encoding``, ``quality`` or ``lossless``): a root-level field
+            must stay true of every frame. All checked before anything is written.
         FileExistsError: ``dest`` exists and ``overwrite`` is false.
         RootNotFoundError, LayoutError: a root is missing or malformed.
 
     A video whose source checksum is already in an earlier root is skipped with
-    a :class:`~hf_lvf.errors.SkippedVideoWarning`. Fields such as ``quality`` and
-    ``resize`` are kept when every root agrees, else left out (each input's are
+    a :class:`~hf_lvf.errors.SkippedVideoWarning`. Fields such as ``resize`` are
+    kept when every root agrees, else left out (each input's are
     in ``lineage.merged_from``).
 
     Examples:
@@ -89,6 +91,7 @@ def merge_roots(
         elif (uri.rstrip("/") if remote else Path(uri).absolute()) == dest_path:
             raise ValueError(f"dest {str(dest)!r} is also one of the roots to merge")
         inputs.append((read_layout(uri, storage_options=options or None), options))
+    _check_same_encoding([layout for layout, _ in inputs])
     plan = _plan([layout for layout, _ in inputs])
     metadata = _merged_metadata([layout for layout, _ in inputs], plan.entries)
 
@@ -166,6 +169,25 @@ def _plan(layouts: list[RootLayout]) -> _Plan:
         for v, i, start in zip(kept.tolist(), new_ids[kept].tolist(), starts, strict=True)
     ]
     return plan
+
+
+def _check_same_encoding(layouts: list[RootLayout]) -> None:
+    """Every root's frames encoded as the first's, so ``encoding``, ``quality`` and
+    ``lossless`` stay true of every frame of the merged root."""
+    first = layouts[0].header
+    for layout in layouts[1:]:
+        header = layout.header
+        try:
+            check_same_encoding(
+                first,
+                header.get("encoding", "webp"),
+                header.get("quality"),
+                header.get("lossless", first.get("lossless")),
+            )
+        except ValueError as err:
+            raise ValueError(
+                f"cannot merge {layout.uri!r} into a root with {layouts[0].uri!r}: {err}"
+            ) from None
 
 
 def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -> dict[str, Any]:

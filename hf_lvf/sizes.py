@@ -51,6 +51,10 @@ class FrameSizing:
         max_batch_bytes: a read whose decoded frames would take more bytes is refused
             before anything is allocated; ``None``: half the physical memory of the
             reading machine.
+        decode_scaled: JPEG frames read at a ``frame_size`` of at most 1/2, 1/4 or 1/8 of
+            their stored size decode straight to the smallest of those scales that still
+            covers it (libjpeg's DCT scaling, several times faster), then are resized and
+            cut as the others; ``False`` decodes every frame at full size first.
 
     Raises:
         ValueError: a value is out of range, ``crop="center"`` without ``frame_size``, or
@@ -61,8 +65,11 @@ class FrameSizing:
     crop: Crop = "none"
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     max_batch_bytes: int | None = None
+    decode_scaled: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.decode_scaled, bool):
+            raise ValueError(f"decode_scaled must be True or False, got {self.decode_scaled!r}")
         object.__setattr__(self, "frame_size", check_frame_size(self.frame_size))
         check_crop(self.crop)
         object.__setattr__(

@@ -70,6 +70,8 @@ class VideoWindows:
             open, and so is a larger ``frame_size``; default 2**25 (8K UHD fits).
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
+        decode_scaled: JPEG frames read at 1/2, 1/4 or 1/8 of their size or less decode
+            DCT-scaled (see :class:`~hf_lvf.sizes.FrameSizing`); ``False``: full decodes.
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -107,6 +109,7 @@ class VideoWindows:
         crop: Crop = "none",
         max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS,
         max_batch_bytes: int | None = None,
+        decode_scaled: bool = True,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
         revision: str | None = None,
@@ -128,6 +131,7 @@ class VideoWindows:
             crop=crop,
             max_frame_pixels=max_frame_pixels,
             max_batch_bytes=max_batch_bytes,
+            decode_scaled=decode_scaled,
         )
         if decode_threads is not None and (
             not isinstance(decode_threads, int) or decode_threads < 1
@@ -202,6 +206,7 @@ class VideoWindows:
             uri=self.uri,
             threads=self._decode_threads,
             crop=sizing.crop,
+            decode_scaled=sizing.decode_scaled,
             strip_frames=min(strip, sizing.batch_bytes // frame_bytes),
         )
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.

@@ -110,7 +110,7 @@ def decode_scaled(path: str | Path, size: tuple[int, int], *, shrink: bool) -> l
         ]
 
 
-def webp_roundtrip(frame: np.ndarray, quality: int = 65) -> np.ndarray:
+def webp_roundtrip(frame: np.ndarray, quality: int = 90) -> np.ndarray:
     """``frame`` after a WebP encode and decode with Pillow: what a root stores for it."""
     buf = io.BytesIO()
     Image.fromarray(frame, "RGB").save(buf, format="WEBP", quality=quality)

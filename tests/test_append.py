@@ -182,7 +182,7 @@ def test_append_errors(six, tmp_path):
         write_frames(six, _videos([6]), mode="add")
     with pytest.raises(FileExistsError, match=r"mode='append' to add videos"):
         write_frames(six, _videos([6]))
-    with pytest.raises(ValueError, match=r"quality=80 differs from the root's quality 65"):
+    with pytest.raises(ValueError, match=r"quality=80 differs from the root's quality 90"):
         write_frames(six, _videos([6]), mode="append", quality=80)
     with pytest.raises(ValueError, match=r"video key 'clip_2' is already in the root"):
         write_frames(six, _videos([2]), mode="append")

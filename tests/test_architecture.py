@@ -36,7 +36,7 @@ LAYERS = (
 # Where each outside system may be imported (top-level package name -> modules).
 SYSTEMS = {
     "lance": {"frames"},
-    "imagecodecs": {"decode"},
+    "imagecodecs": {"decode.pixels"},
     "av": {"convert.decoding", "convert.pool"},
 }
 # huggingface_hub: reading only in location, writing only in publish. Its card classes and

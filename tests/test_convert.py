@@ -36,7 +36,8 @@ import hf_lvf
 from hf_lvf import SkippedVideoWarning, VideoDecodeError, VideoWindows, convert_videos
 from hf_lvf.cli import main as cli_main
 
-# Quality 65 against the PyAV-decoded source frames, measured on these synthetic clips
+# Quality 65 (the default is 90 now, higher) against the PyAV-decoded source frames, measured on
+# these synthetic clips
 # (sharp-edged gradients with a moving square, >= 200 px): every frame >= 29 dB, mean >= 30
 # dB. (4:4:4 H.264 sources are the lowest: WebP stores chroma at half resolution.)
 PSNR_FLOOR_DB = 29.0
@@ -72,7 +73,7 @@ def test_labelled_folder_with_metadata_file(tmp_path: Path) -> None:
     meta = read_meta(tmp_path / "root")
     assert meta["label_names"] == ["run", "walk"]
     assert (meta["n_videos"], meta["num_rows"], meta["n_skipped"]) == (4, 42, 0)
-    assert (meta["quality"], meta["resize"], meta["layout"]) == (65, None, "lance-video-frames")
+    assert (meta["quality"], meta["resize"], meta["layout"]) == (90, None, "lance-video-frames")
     videos = meta["videos"]
     assert [v["path"] for v in videos] == [
         "run/clip_0.mp4",
@@ -157,11 +158,13 @@ def test_any_executor_gives_the_same_root(tmp_path: Path) -> None:
 
 def test_commit_fragments_keeps_their_order_and_drops_strays(tmp_path: Path) -> None:
     from hf_lvf.frames import commit_fragments, write_fragments
-    from hf_lvf.writer import frame_batches
+    from hf_lvf.writer import frame_batches, frame_encoder
 
     def fragments(video_id: int, num_frames: int) -> list:
         frames = [np.full((4, 6, 3), 10 * video_id + i, np.uint8) for i in range(num_frames)]
-        batches = frame_batches(video_id, "v", frames, quality=90, on_frame=lambda size: None)
+        batches = frame_batches(
+            video_id, "v", frames, encode=frame_encoder("webp", 90, False), on_frame=lambda s: None
+        )
         return write_fragments(batches, tmp_path / "ds")
 
     (tmp_path / "ds").mkdir()

@@ -79,7 +79,7 @@ def test_append_refuses_other_settings(tmp_path):
     root = tmp_path / "root"
     convert_videos(files[:1], root, workers=0, progress=False, resize=16)
     for kwargs, message in [
-        ({"resize": 16, "quality": 70}, r"quality=70 differs from the root's quality 65"),
+        ({"resize": 16, "quality": 70}, r"quality=70 differs from the root's quality 90"),
         ({}, r"resize=None differs from the root's resize 16"),
         ({"resize": 16, "fps": 5}, r"fps=5.0 differs from the root's fps None"),
         ({"resize": 16, "crop": "center"}, r"crop='center' differs from the root's crop 'none'"),

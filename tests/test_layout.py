@@ -11,7 +11,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
-from _roots import FRAME_SIZE, foreign_videos, make_frames, png, read_meta, webp, write_foreign_root
+from _roots import FRAME_SIZE, foreign_videos, make_frames, read_meta, webp, write_foreign_root
 from PIL import Image
 
 import hf_lvf.windows as windows_module
@@ -383,8 +383,7 @@ def _animated(frame: np.ndarray) -> bytes:
         (lambda f: webp(f)[:60], "is not a valid WebP image: truncated"),
         (lambda f: webp(f)[:-1], "is not a valid WebP image: truncated"),
         (lambda f: b"RIFF" + bytes(40), "is not a valid WebP image: no RIFF/WEBP signature"),
-        (png, "is not a valid WebP image: no RIFF/WEBP signature"),
-        (lambda f: b"", "is not a valid WebP image"),
+        (lambda f: b"", r"is in no known image format \(first bytes ''\); a row must be one of"),
         (lambda f: None, r"has no bytes \(null\)"),
         (
             lambda f: _riff(_chunk(b"JUNK", bytes(12))),

@@ -32,6 +32,7 @@ TOP_LEVEL_FIELDS = [
     "n_skipped",
     "encoding",
     "quality",
+    "lossless",
     "resize",
     "video_column",
     "videos",
@@ -97,6 +98,7 @@ def test_writes_exactly_the_layout(tmp_path):
     )
     assert meta["num_rows"] == meta["total_rows"] == ds.count_rows() == 113
     assert meta["n_videos"] == 3
+    assert meta["lossless"] is False
     assert meta["lance_version"] == ds.version == 1
     assert isinstance(meta["schema_fingerprint"], str) and meta["schema_fingerprint"]
     assert meta["lineage"]["source"] == "test" and meta["lineage"]["writer"].startswith("hf_lvf ")

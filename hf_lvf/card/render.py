@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..describe import fidelity_text
 from ..layout import combined_fields, read_layout
 from ..location import pin_root
 
@@ -51,6 +52,8 @@ from .stats import (
 )
 
 logger = logging.getLogger(__name__)
+
+_ENCODING_NAMES = {"webp": "WebP", "jpeg": "JPEG", "png": "PNG"}
 
 
 def build_card(
@@ -328,6 +331,14 @@ def _context(
         "label_rows": label_rows,
         "other_fields": ", ".join(other),
         "quality": _common(r.layout.header.get("quality") for r in roots),
+        "encoding_name": _ENCODING_NAMES.get(
+            _common(r.layout.header.get("encoding", "webp") for r in roots), "WebP"
+        ),
+        "lossless": _common(r.layout.header.get("lossless") for r in roots),
+        # Of one root only: the PSNRs of several would need their videos' weights.
+        "fidelity": (
+            fidelity_text(roots[0].layout.header.get("fidelity")) if len(roots) == 1 else None
+        ),
     }
 
 

@@ -14,7 +14,7 @@ from ..append import AppendTarget, WriteMode, appending
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
 from ..store_roots import StoreStage, appending_store, creating_store_root
-from ..writer import atomic_root, check_same_setting, write_metadata
+from ..writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
 from .decoding import _FrameOptions, _sha256
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
@@ -126,7 +126,7 @@ def _plan_append(
             video's key is taken by a different video of the root.
     """
     raw = target.layout.header
-    check_same_setting(raw, "quality", options.quality)
+    check_same_encoding(raw, options.codec, options.quality, options.lossless)
     check_same_setting(raw, "resize", _recorded_resize(options))
     check_same_setting(raw, "crop", options.crop)
     lineage = raw.get("lineage")

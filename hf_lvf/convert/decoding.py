@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..decode import DEFAULT_QUALITY, Codec, check_codec
 from ..sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     WEBP_MAX_SIDE,
@@ -24,9 +25,6 @@ from ..sizes import (
     check_crop,
     cover_size,
     frame_pixels_problem,
-)
-from ..writer import (
-    check_quality,
 )
 
 if TYPE_CHECKING:
@@ -64,14 +62,19 @@ OnError = Literal["skip", "raise"]
 class _FrameOptions:
     """How frames are produced from a source file; validated, picklable, sent to every task."""
 
-    quality: int = 65
+    codec: Codec = "webp"
+    quality: int | None = DEFAULT_QUALITY
+    lossless: bool = False
     resize: int | tuple[int, int] | None = None
     fps: Fraction | None = None
     on_error: OnError = "skip"
     crop: Crop = "none"
+    fidelity: bool = True
 
     def __post_init__(self) -> None:
-        check_quality(self.quality)
+        codec, quality, lossless = check_codec(self.codec, self.quality, self.lossless)
+        object.__setattr__(self, "quality", quality)  # None where lossless
+        object.__setattr__(self, "lossless", lossless)
         object.__setattr__(self, "resize", _check_resize(self.resize))
         check_crop(self.crop)
         if self.crop != "none" and self.resize is None:
@@ -80,6 +83,8 @@ class _FrameOptions:
                 "side is scaled to N, or (H, W)), e.g. resize=224, crop='center'"
             )
         object.__setattr__(self, "fps", _check_fps(self.fps))
+        if not isinstance(self.fidelity, bool):
+            raise ValueError(f"fidelity must be True or False, got {self.fidelity!r}")
         if self.on_error not in ("skip", "raise"):
             raise ValueError(f"on_error must be 'skip' or 'raise', got {self.on_error!r}")
 
@@ -193,6 +198,7 @@ class _Decoder:
         self.codec: str | None = None
         self.source_fps: float | None = None
         self.num_decoded = 0
+        self.expected_frames = 0  # the frames it will yield, as its header tells; 0: unknown
         self._first_time: float | None = None
         self._last_time: float | None = None
 
@@ -211,6 +217,7 @@ class _Decoder:
             stream.codec_context.thread_count = _DECODE_THREADS
             self.codec = stream.codec_context.name
             self.source_fps = _float_rate(stream.average_rate or stream.guessed_rate)
+            self.expected_frames = self._expected_frames(stream)
             reformatter = VideoReformatter()  # one swscale context for the whole video
             decoded = self._count(container.decode(stream))
             chosen = decoded if self.options.fps is None else self._resample(decoded, stream)
@@ -228,6 +235,13 @@ class _Decoder:
                 last = (frame, array)
                 yield array
             self._check_complete(container, stream)
+
+    def _expected_frames(self, stream: Any) -> int:
+        if self.options.fps is None:
+            return int(stream.frames or 0)
+        if not stream.duration or stream.time_base is None:
+            return 0
+        return int(stream.duration * stream.time_base * self.options.fps)
 
     def _count(self, decoded: Iterator[av.VideoFrame]) -> Iterator[av.VideoFrame]:
         for frame in decoded:

@@ -24,13 +24,12 @@ from ..location import (
     store_file_exists,
     write_store_file,
 )
-from ..writer import (
-    frame_batches,
-)
+from ..writer import frame_batches, frame_encoder
 
 if TYPE_CHECKING:
     pass
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
+from .fidelity import FidelityMeter
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +74,8 @@ class _Result:
     codec: str | None = None
     checksum: str | None = None
     skipped: str | None = None  # the reason, if the file was skipped
+    psnr: float | None = None  # of the stored frames against the source's (fidelity=True)
+    frames_measured: int = 0
 
 
 class _Cancelled(Exception):
@@ -181,19 +182,24 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
     if cancelled:
         raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
     decoder = _Decoder(task.file, task.options)
+    o = task.options
     seen = {"T": 0, "size": (0, 0)}
 
     def on_frame(size: tuple[int, int]) -> None:
         seen["T"] += 1
         seen["size"] = size
 
+    encode = frame_encoder(o.codec, o.quality, o.lossless)
+    meter = FidelityMeter(encode, lambda: decoder.expected_frames) if o.fidelity else None
+    if meter is not None:
+        encode = meter.encode
     try:
         checksum = task.checksum or _sha256(task.file)
         batches = frame_batches(
             task.video_id,
             task.path,
             decoder.frames(),
-            quality=task.options.quality,
+            encode=encode,
             on_frame=on_frame,
         )
         if on_batch is None:
@@ -221,6 +227,8 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         source_fps=decoder.source_fps,
         codec=decoder.codec,
         checksum=checksum,
+        psnr=None if meter is None else meter.psnr,
+        frames_measured=0 if meter is None else meter.frames_measured,
     )
 
 

@@ -1,0 +1,73 @@
+"""Frames -> encoded rows: the one place a writer encodes, with Pillow.
+
+Pillow's WebP encoder is libwebp's (the same bytes and speed as through imagecodecs), its
+JPEG encoder libjpeg-turbo's, its PNG encoder zlib's.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Literal
+
+import numpy as np
+from PIL import Image
+
+Codec = Literal["webp", "jpeg", "png"]
+CODECS: tuple[Codec, ...] = ("webp", "jpeg", "png")
+DEFAULT_QUALITY = 90
+"""The encoder quality a conversion uses unless told otherwise (WebP, 0-100): 90, the lowest
+of the qualities ``benchmarks/bench_codecs.py`` measures that keeps 40 dB mean PSNR on real
+H.264 clips (40.8 dB; 65, the layout's first default, keeps 36.1 dB and 80 38.0 dB); see
+docs/benchmarks.md and the converting guide."""
+# zlib level of PNG rows: measured on a noisy 640x272 gradient, level 1 encodes in 16 ms
+# against 61 ms at Pillow's default 6, for 18% more bytes (the encode is a conversion's
+# bottleneck; decode speed hardly changes).
+_PNG_COMPRESS_LEVEL = 1
+
+
+def check_codec(codec: object, quality: object, lossless: object) -> tuple[Codec, int | None, bool]:
+    """``(codec, quality, lossless)`` as a root records them: ``quality`` is ``None`` where
+    the frames are lossless (PNG always is).
+
+    Raises:
+        ValueError: an unknown codec, a quality outside 0-100, or a lossless JPEG.
+    """
+    if codec not in CODECS:
+        raise ValueError(f"codec must be one of {', '.join(map(repr, CODECS))}, got {codec!r}")
+    if not isinstance(lossless, bool):
+        raise ValueError(f"lossless must be True or False, got {lossless!r}")
+    if lossless and codec == "jpeg":
+        raise ValueError(
+            "lossless=True is not possible with codec='jpeg' (JPEG is lossy); use "
+            "codec='png' or codec='webp' for lossless frames"
+        )
+    if codec == "png":
+        lossless = True
+    if lossless and quality is None:  # as this returns it for lossless frames
+        return codec, None, True
+    if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
+        raise ValueError(f"quality must be an integer in [0, 100], got {quality!r}")
+    return codec, None if lossless else quality, lossless
+
+
+def encode_frame(
+    frame: np.ndarray, *, codec: Codec = "webp", quality: int | None = 65, lossless: bool = False
+) -> bytes:
+    """Encode one ``(H, W, 3)`` uint8 RGB frame (arguments as :func:`check_codec` returns
+    them)."""
+    buf = io.BytesIO()
+    image = Image.fromarray(frame, "RGB")
+    if codec == "png":
+        image.save(buf, format="PNG", compress_level=_PNG_COMPRESS_LEVEL)
+    elif codec == "jpeg":
+        image.save(buf, format="JPEG", quality=quality)
+    elif lossless:
+        image.save(buf, format="WEBP", lossless=True)
+    else:
+        image.save(buf, format="WEBP", quality=quality)
+    return buf.getvalue()
+
+
+def encode_webp(frame: np.ndarray, *, quality: int) -> bytes:
+    """Encode one ``(H, W, 3)`` uint8 RGB frame as lossy WebP."""
+    return encode_frame(frame, codec="webp", quality=quality)
