@@ -21,7 +21,7 @@ LAYERS = (
     ("layout",),
     ("frames", "decode", "samples", "segments"),
     ("batches",),
-    ("windows", "describe", "show"),
+    ("windows", "describe", "show", "root_binding"),
     ("_datasets",),
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
