@@ -22,7 +22,7 @@ LAYERS = (
     ("frames", "decode", "samples", "segments"),
     ("batches",),
     ("windows", "describe", "show", "root_binding"),
-    ("_datasets",),
+    ("_window_lists", "_datasets"),
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),

@@ -155,3 +155,32 @@ def test_relocating_to_another_root_is_refused(roots, tmp_path):
         hf_lvf.relocate_roots(saved, {x: roots["b"]})
     with pytest.raises(hf_lvf.RootNotFoundError):
         hf_lvf.relocate_roots(saved, {x: tmp_path / "nothing"})
+
+
+@pytest.mark.parametrize("fmt", [None, "numpy", "torch"])
+def test_batch_gives_batches_of_windows(roots, fmt):
+    # .batch(4) over both roots (11 windows): batches of 4, 4 and 3, one crossing the roots.
+    if fmt == "torch":
+        pytest.importorskip("torch")
+    both = datasets.concatenate_datasets([_load(roots["a"]), _load(roots["b"])])
+    want = _expected(roots["a"], "a") + _expected(roots["b"], "b")
+    batched = both.batch(4)
+    batched = batched.with_format(fmt) if fmt else batched
+    assert len(batched) == 3
+
+    def pixels(value) -> np.ndarray:
+        return np.stack([np.asarray(v) for v in value]) if fmt is None else np.asarray(value)
+
+    for index, lo in enumerate(range(0, len(want), 4)):
+        part = want[lo : lo + 4]
+        one = batched[index : index + 1]  # a slice: a batch of batches
+        for batch in (batched[index], list(batched)[index], {k: v[0] for k, v in one.items()}):
+            video = pixels(batch["video"])
+            assert video.dtype == np.uint8 and video.shape == (len(part), 4, 16, 24, 3)
+            if fmt is not None:
+                assert str(batch["video"].dtype).endswith("uint8")
+            np.testing.assert_array_equal(video, np.stack([v for _, v in part]))
+            assert list(batch["filename"]) == [f for f, _ in part]
+            assert [int(i) for i in batch["sample_idx"]] == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5][
+                lo : lo + 4
+            ]
