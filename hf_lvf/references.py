@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import datasets
 import numpy as np
@@ -72,8 +73,9 @@ def relocate_roots(
 
     Args:
         dataset: a map-style dataset with :class:`~hf_lvf.WindowVideo` columns.
-        moves: ``{old root: new root}``, as the references name it (see
-            ``ds.cast_column("video", WindowVideo(decode=False))``) and where it is now.
+        moves: ``{old root: new root}``: where the references say the root is (see
+            ``ds.cast_column("video", WindowVideo(decode=False))``; a local path may be given
+            relative, as ``load_dataset`` was) and where it is now.
 
     Returns:
         A new dataset (its format kept); ``dataset`` is unchanged.
@@ -90,7 +92,7 @@ def relocate_roots(
     columns = [name for name, f in dataset.features.items() if isinstance(f, WindowVideo)]
     if not columns:
         raise ValueError(f"relocate_roots needs a dataset with a WindowVideo column, got {dataset}")
-    targets = {str(old): read_layout(str(new)) for old, new in moves.items()}
+    targets = {_absolute(old): read_layout(_absolute(new)) for old, new in moves.items()}
     stamps = {old: stamp_of(layout) for old, layout in targets.items()}
 
     def repoint(table: pa.Table) -> pa.Table:
@@ -122,6 +124,12 @@ def relocate_roots(
         output_all_columns=fmt["output_all_columns"],
         **fmt["format_kwargs"],
     )
+
+
+def _absolute(uri: str | os.PathLike[str]) -> str:
+    """A local root as references name it (absolute, as ``load_dataset`` resolves it)."""
+    uri = str(uri)
+    return uri if "://" in uri else str(Path(uri).expanduser().resolve())
 
 
 def _check_copy(
