@@ -24,6 +24,7 @@ from .loader import safe_dataloader
 from .merge import merge_roots
 from .plan import WindowParams
 from .publish import push_card, push_to_hub
+from .references import relocate_roots
 from .sampler import ClipSampler
 from .show import save_window
 from .sizes import DEFAULT_MAX_FRAME_PIXELS
@@ -59,6 +60,7 @@ __all__ = [
     "push_card",
     "push_to_hub",
     "read_layout",
+    "relocate_roots",
     "safe_dataloader",
     "save_window",
     "write_frames",

@@ -51,6 +51,8 @@ from datasets.iterable_dataset import ExamplesIterable
 from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
 from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
+from ._window_lists import WindowLists
+
 logger = logging.getLogger(__name__)
 
 TESTED_VERSIONS = ("4.0.0", "4.4.2", "4.7.0", "4.8.2", "4.8.5", "5.2.0")
@@ -310,7 +312,7 @@ def _window_columns(features: datasets.Features | None) -> frozenset[str]:
     )
 
 
-class _BatchWindows:
+class _BatchWindows(WindowLists):  # WindowLists: columns of lists of windows (.batch(n))
     """Mixin for datasets' formatters: the window columns of a batch are decoded together."""
 
     features: datasets.Features | None
@@ -321,11 +323,9 @@ class _BatchWindows:
         names = [n for n in pa_table.column_names if n in _window_columns(self.features)]
         if not names or getattr(self, "lazy", False):
             return super().format_batch(pa_table)
+        column = {name: pa_table.column(name).to_pylist() for name in names}
         decoded = {
-            name: self._window_batch(
-                self.features[name].decode_batch_of(pa_table.column(name).to_pylist())
-            )
-            for name in names
+            n: self._window_batch(self.features[n].decode_batch_of(column[n])) for n in names
         }
         rest = super().format_batch(pa_table.drop_columns(names))
         return {

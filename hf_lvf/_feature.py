@@ -1,11 +1,14 @@
 """``WindowVideo``: a ``datasets`` feature that stores a reference to a window, decoded on read.
 
 The map-style dataset that ``load_dataset("hf_lvf", ...)`` builds keeps only what
-identifies each window in its Arrow cache: ``{"root", "video_idx", "start_frame"}``
-(three int32, ``root`` indexing :attr:`WindowVideo.roots`). Reading a row decodes
-it, like ``Image`` and ``Video`` do, into exactly the ``Array4D`` the feature names
-(``(window_length, H, W, 3)`` uint8), through one :class:`~hf_lvf.VideoWindows`
-per root and parameters per process, opened lazily in the process that reads.
+identifies each window in its Arrow cache: ``{"root", "root_id", "lance_version",
+"video_idx", "start_frame"}``, a reference that names its root and the state of the root
+it was made from (:mod:`hf_lvf.root_binding`). Reading a row decodes it, like ``Image``
+and ``Video`` do, into exactly the ``Array4D`` the feature names (``(window_length, H, W,
+3)`` uint8), through one :class:`~hf_lvf.VideoWindows` per root and parameters per
+process, opened lazily in the process that reads. The feature holds no root, so the
+features of datasets over different roots are equal: they concatenate and interleave,
+and every row still reads its own root.
 
 Two pieces of glue make the decoded value behave:
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,11 +40,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._datasets import register_window_feature
+from .layout import RootLayout
 from .plan import WindowParams
+from .root_binding import (
+    REFERENCE_FIELDS,
+    REFERENCE_TYPE,
+    RootStamp,
+    bound_layout,
+    decoder,
+    parse_reference,
+    window_index,
+)
 from .sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
 from .windows import VideoWindows
 
-_REFERENCE_FIELDS = ("root", "video_idx", "start_frame")
+_OLD_REFERENCES = (
+    " (references stored by an older hf_lvf, without their root's identity: load the dataset again)"
+)
 _FINGERPRINT_SAMPLES = 4096
 _RECENT_CAPACITY = 8192
 
@@ -54,13 +69,15 @@ class WindowVideo:
         array: the ``datasets.Array4D`` a decoded value has: shape
             ``(window_length, H, W, 3)``, dtype ``"uint8"``.
         frame_skip: frames skipped between two frames of a window.
-        roots: the roots (URIs) that the stored ``root`` indices point into.
+        roots: unused; read from features saved by hf_lvf before references named their
+            roots (those references cannot be read: load the dataset again).
         crop: how frames of another size are brought to the array's ``(H, W)``
             (``"none"``: stretched; ``"center"``: scaled to cover, middle cut out).
         max_frame_pixels: the per-frame pixel limit of the roots' declared sizes
             (see :class:`hf_lvf.VideoWindows`).
         decode: decode to pixels when read; ``False`` gives the stored reference
-            ``{"root": int, "video_idx": int, "start_frame": int}``.
+            ``{"root": str, "root_id": int, "lance_version": int, "video_idx": int,
+            "start_frame": int}`` (see :mod:`hf_lvf.root_binding`).
         short_videos, fps: the roots' windows are those of :class:`hf_lvf.WindowParams` with
             these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
@@ -72,19 +89,19 @@ class WindowVideo:
         WindowVideo(array=Array4D(shape=(16, 224, 224, 3), dtype='uint8'), frame_skip=0, ...)
         >>> refs = ds["train"].cast_column("video", WindowVideo(decode=False))  # doctest: +SKIP
         >>> refs[0]["video"]  # doctest: +SKIP
-        {'root': 0, 'video_idx': 0, 'start_frame': 0}
+        {'root': '/data/clips/train', 'root_id': ..., 'lance_version': 1, 'video_idx': 0, ...}
     """
 
     array: datasets.Array4D | None = None
     frame_skip: int = 0
-    roots: tuple[str, ...] = ()
+    roots: tuple[str, ...] = field(default=(), compare=False, repr=False)
     crop: Crop = "none"
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     decode: bool = True
     short_videos: str = "drop"
     fps: float | None = None
     id: str | None = field(default=None, repr=False)
-    pa_type: ClassVar[Any] = pa.struct({name: pa.int32() for name in _REFERENCE_FIELDS})
+    pa_type: ClassVar[Any] = REFERENCE_TYPE
     _type: str = field(default="WindowVideo", init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +127,15 @@ class WindowVideo:
         self.max_frame_pixels = check_limit("max_frame_pixels", self.max_frame_pixels)
         timing = WindowParams(short_videos=self.short_videos, fps=self.fps)  # validates them
         self.short_videos, self.fps = timing.short_videos, timing.fps
+        self._roots_checked: dict[RootStamp, RootLayout] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The roots checked stay behind: another process (or a copy) checks them again.
+        return {k: v for k, v in self.__dict__.items() if k != "_roots_checked"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._roots_checked = {}
 
     def __call__(self) -> pa.DataType:
         return self.pa_type
@@ -121,7 +147,7 @@ class WindowVideo:
 
     # --- writing -------------------------------------------------------------------
 
-    def encode_example(self, value: Any) -> dict[str, int]:
+    def encode_example(self, value: Any) -> dict[str, Any]:
         """A reference dict, or pixels this process decoded (as read, unchanged), as a reference.
 
         Raises:
@@ -129,12 +155,8 @@ class WindowVideo:
             TypeError: ``value`` is neither a reference nor an array.
         """
         if isinstance(value, Mapping):
-            missing = [name for name in _REFERENCE_FIELDS if name not in value]
-            if missing:
-                raise TypeError(
-                    f"a WindowVideo reference needs the keys {_REFERENCE_FIELDS}, got {value!r}"
-                )
-            return {name: int(value[name]) for name in _REFERENCE_FIELDS}
+            stamp, video_idx, start_frame = parse_reference(value)
+            return stamp.reference(video_idx, start_frame)
         if isinstance(value, np.ndarray):
             reference = self._reference_of(value)
             if reference is None:
@@ -160,14 +182,15 @@ class WindowVideo:
             return pa.array([None] * len(storage), type=self.pa_type)
         if pa.types.is_struct(storage.type):
             names = [storage.type.field(i).name for i in range(storage.type.num_fields)]
-            missing = [name for name in _REFERENCE_FIELDS if name not in names]
+            missing = [name for name in REFERENCE_FIELDS if name not in names]
             if missing:
                 raise TypeError(
                     f"cannot cast {storage.type} to WindowVideo: missing field(s) {missing}"
+                    + (_OLD_REFERENCES if "root" in names else "")
                 )
-            arrays = [storage.field(name).cast(pa.int32()) for name in _REFERENCE_FIELDS]
+            arrays = [storage.field(f.name).cast(f.type) for f in REFERENCE_TYPE]
             return pa.StructArray.from_arrays(
-                arrays, names=list(_REFERENCE_FIELDS), mask=storage.is_null()
+                arrays, fields=list(REFERENCE_TYPE), mask=storage.is_null()
             )
         if _is_list_type(storage.type):
             return self._references_of_pixels(storage)
@@ -177,28 +200,29 @@ class WindowVideo:
         """The reference's fields when not decoding (as ``Image`` does)."""
         if self.decode:
             return self
-        return {name: datasets.Value("int32") for name in _REFERENCE_FIELDS}
+        return {f.name: datasets.Value(str(f.type)) for f in REFERENCE_TYPE}
 
     # --- reading -------------------------------------------------------------------
 
     def decode_example(
         self, value: Mapping[str, Any], token_per_repo_id: Mapping[str, Any] | None = None
     ) -> np.ndarray:
-        """The pixels of a reference: ``(window_length, H, W, 3)`` uint8.
+        """The pixels of a reference: ``(window_length, H, W, 3)`` uint8, read from the root
+        the reference names.
 
         Raises:
-            ValueError: the feature has no ``array``/``roots`` to decode with, or the
-                reference points outside them.
+            LayoutError: the root is gone or changed since the reference was made (see
+                :mod:`hf_lvf.root_binding`).
+            ValueError: the feature has no ``array`` to decode with, or the reference is not
+                a window of its root.
             FrameDecodeError, ForkSafetyError: see :meth:`hf_lvf.VideoWindows.take`.
         """
         if not self.decode:
             raise RuntimeError("decode_example on a WindowVideo(decode=False) feature")
-        uri, video_idx, start_frame = self._resolve(value)
-        size = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
-        view = _decoder(uri, self._params(), size)
-        window = _window_index(view, uri, video_idx, start_frame)
-        pixels = view._read_ahead(window)  # reads the next windows too when iterated
-        _remember(pixels, (uri, self._params(), size, video_idx, start_frame))
+        stamp, video_idx, start_frame = self._resolve(value)
+        view = self._view(stamp)
+        pixels = view._read_ahead(window_index(view, video_idx, start_frame))  # and the next
+        _remember(pixels, (stamp, self._params(), self._size(), video_idx, start_frame))
         return pixels
 
     def decode_batch_of(self, values: list[Mapping[str, Any] | None]) -> np.ndarray | list[Any]:
@@ -211,25 +235,24 @@ class WindowVideo:
         """
         if not self.decode:
             raise RuntimeError("decode_batch_of on a WindowVideo(decode=False) feature")
-        params = self._params()
-        size = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
-        by_root: dict[str, list[tuple[int, int, int]]] = {}
+        params, size = self._params(), self._size()
+        by_root: dict[RootStamp, list[tuple[int, int, int]]] = {}
         for position, value in enumerate(values):
             if value is not None:
-                uri, video_idx, start_frame = self._resolve(value)
-                by_root.setdefault(uri, []).append((position, video_idx, start_frame))
+                stamp, video_idx, start_frame = self._resolve(value)
+                by_root.setdefault(stamp, []).append((position, video_idx, start_frame))
         single = len(by_root) == 1 and sum(map(len, by_root.values())) == len(values)
         # One root, no null: its read is the batch (no second copy).
         out = None if single else np.empty((len(values), *self.array.shape), np.uint8)
-        for uri, entries in by_root.items():
-            view = _decoder(uri, params, size)
-            windows = [_window_index(view, uri, v, start) for _, v, start in entries]
+        for stamp, entries in by_root.items():
+            view = self._view(stamp)
+            windows = [window_index(view, v, start) for _, v, start in entries]
             if out is None:
                 out = view.read_video(windows)
             else:
                 out[[position for position, _, _ in entries]] = view.read_video(windows)
             for position, video_idx, start_frame in entries:
-                _remember(out[position], (uri, params, size, video_idx, start_frame))
+                _remember(out[position], (stamp, params, size, video_idx, start_frame))
         if any(value is None for value in values):
             return [out[p] if value is not None else None for p, value in enumerate(values)]
         return out
@@ -238,19 +261,24 @@ class WindowVideo:
         timing = {"short_videos": self.short_videos, "fps": self.fps}
         return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip, **timing)
 
-    def _resolve(self, value: Mapping[str, Any]) -> tuple[str, int, int]:
-        if self.array is None or not self.roots:
+    def _size(self) -> tuple[int, int, Crop, int]:
+        return (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
+
+    def _resolve(self, value: Mapping[str, Any]) -> tuple[RootStamp, int, int]:
+        if self.array is None:
             raise ValueError(
-                "this WindowVideo has no array/roots to decode with; decode with the dataset's own "
+                "this WindowVideo has no array to decode with; decode with the dataset's own "
                 "feature (ds.features['video']), or read references with WindowVideo(decode=False)"
             )
-        root = int(value["root"])
-        if not 0 <= root < len(self.roots):
-            raise ValueError(
-                f"reference {dict(value)!r} points at root {root}, but the feature lists "
-                f"{len(self.roots)} root(s)"
-            )
-        return self.roots[root], int(value["video_idx"]), int(value["start_frame"])
+        return parse_reference(value)
+
+    def _view(self, stamp: RootStamp) -> VideoWindows:
+        """The decoding view of ``stamp``'s root; the root is checked the first time this
+        feature (this dataset) reads it, not once per row."""
+        layout = self._roots_checked.get(stamp)
+        if layout is None:
+            layout = self._roots_checked[stamp] = bound_layout(stamp)
+        return decoder(layout, self._params(), self._size())
 
     # --- pixels back to references --------------------------------------------------
 
@@ -261,21 +289,16 @@ class WindowVideo:
             "them to a new column or pass features= with datasets.Array4D for the column"
         )
 
-    def _reference_of(self, pixels: np.ndarray) -> dict[str, int] | None:
+    def _reference_of(self, pixels: np.ndarray) -> dict[str, Any] | None:
         if self.array is None or pixels.shape != self.array.shape or pixels.dtype != np.uint8:
             return None
-        for uri, params, size, video_idx, start_frame in _recalled(pixels):
-            wanted = (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
-            if uri not in self.roots or params != self._params() or size != wanted:
+        for stamp, params, size, video_idx, start_frame in _recalled(pixels):
+            if params != self._params() or size != self._size():
                 continue
-            view = _decoder(uri, params, size)
-            fresh = view.read_video([_window_index(view, uri, video_idx, start_frame)])[0]
+            view = self._view(stamp)
+            fresh = view.read_video([window_index(view, video_idx, start_frame)])[0]
             if np.array_equal(fresh, pixels):
-                return {
-                    "root": self.roots.index(uri),
-                    "video_idx": video_idx,
-                    "start_frame": start_frame,
-                }
+                return stamp.reference(video_idx, start_frame)
         return None
 
     def _references_of_pixels(self, storage: pa.Array) -> pa.StructArray:
@@ -325,64 +348,10 @@ def _list_array_to_windows(storage: pa.Array, shape: tuple[int, ...] | None) -> 
     return flat.astype(np.uint8, copy=False).reshape(len(storage), *shape)
 
 
-# --- per-process state: one decoding view per (root, params, size), recent fingerprints ---
+# --- per-process state: fingerprints of the windows decoded recently ---
 
-# Views kept per process by the front ends (see process_view), with the pid that made them.
-_process_views: dict[tuple, VideoWindows] = {}
-_process_views_pid: int | None = None
 _recent: OrderedDict[int, list[tuple]] = OrderedDict()
 _recent_pid: int | None = None
-
-
-def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
-    """The view stored under ``key`` in this process, made by ``make()`` on first use.
-
-    Front ends that decode row by row keep one view per root and parameters, so the
-    Lance handle and the frame cache carry over between rows. Views inherited through
-    a fork are dropped, never reused: their handles belong to the parent.
-    """
-    global _process_views_pid
-    if _process_views_pid != os.getpid():
-        _process_views.clear()
-        _process_views_pid = os.getpid()
-    view = _process_views.get(key)
-    if view is None:
-        view = _process_views[key] = make()
-    return view
-
-
-def _decoder(uri: str, params: WindowParams, size: tuple[int, int, Crop, int]) -> VideoWindows:
-    """The view that decodes references into ``uri`` in this process (opened lazily), at
-    ``size``: ``(H, W, crop, max_frame_pixels)``."""
-    # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
-    # whatever hop_size and min_video_frames the references were made with.
-    return process_view(
-        ("decode", uri, params, tuple(size)),
-        lambda: VideoWindows(
-            uri,
-            window_length=params.window_length,
-            frame_skip=params.frame_skip,
-            hop_size=1,
-            frame_size=tuple(size[:2]),
-            crop=size[2],
-            max_frame_pixels=size[3],
-            short_videos=params.short_videos,
-            fps=params.fps,
-        ),
-    )
-
-
-def _window_index(view: VideoWindows, uri: str, video_idx: int, start_frame: int) -> int:
-    plan = view.plan
-    if not 0 <= video_idx < len(plan.windows_per_video) or not (
-        0 <= start_frame < int(plan.windows_per_video[video_idx])
-    ):
-        raise ValueError(
-            f"reference (video_idx={video_idx}, start_frame={start_frame}) is not a window of "
-            f"root {uri!r} with window_length={view.params.window_length}, "
-            f"frame_skip={view.params.frame_skip}"
-        )
-    return int(plan.first_window[video_idx]) + start_frame
 
 
 def _fingerprint(pixels: np.ndarray) -> int:
@@ -416,4 +385,4 @@ def register() -> None:
     register_window_feature(WindowVideo, "WindowVideo")
 
 
-__all__ = ["WindowVideo", "process_view", "register"]
+__all__ = ["WindowVideo", "register"]

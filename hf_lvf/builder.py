@@ -51,7 +51,7 @@ from ._datasets import (
     prepare_split_from_tables,
     register_packaged_module,
 )
-from ._feature import WindowVideo, process_view
+from ._feature import WindowVideo
 from ._feature import register as _register_feature
 from ._version import __version__
 from .config import HfLvfConfig
@@ -69,6 +69,7 @@ from .location import (
     store_data_files,
 )
 from .references import reference_table
+from .root_binding import process_view, stamp_of
 from .samples import EXTRA_KEYS
 from .shards import shard_windows, split_clip_shards
 from .sizes import MIXED_SIZES_HINT
@@ -159,11 +160,10 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         view = self._views[0]
         core = view.features
         features = {name: core[name] for name in (*SAMPLE_KEYS, *EXTRA_KEYS) if name in core}
-        if references:
+        if references:  # no roots: each reference names its own (hf_lvf.root_binding)
             features["video"] = WindowVideo(
                 array=core["video"],
                 frame_skip=self.config.frame_skip,
-                roots=tuple(layout.uri for layout in self._layouts),
                 crop=self.config.crop,
                 max_frame_pixels=self.config.max_frame_pixels,
                 **self.config.timing,
@@ -266,10 +266,11 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         schema = self.info.features.arrow_schema
         for shard_id, root, lo, hi in shards:
             view = self._view(layouts[root])
+            stamp = stamp_of(view.layout)
             (indices,) = shard_windows(self.config, view, root, [(shard_id, lo, hi)], **clip_kwargs)
             for batch, start in enumerate(range(0, len(indices), _REFERENCE_CHUNK)):
                 idx = indices[start : start + _REFERENCE_CHUNK]
-                yield make_key(shard_id, batch), reference_table(view, root, idx, schema)
+                yield make_key(shard_id, batch), reference_table(view, stamp, idx, schema)
 
     def _prepare_split_single(self, gen_kwargs: dict, **kwargs: Any) -> Iterator[Any]:
         # Map-style: whole Arrow tables of references, not one example dict at a time.
@@ -329,7 +330,7 @@ def _code_hash() -> str:
     here = Path(__file__).parent
     names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "samples.py")
     names += ("sizes.py", "windows.py", "layout/parse.py", "layout/table.py", "references.py")
-    names += ("clips.py", "timeline.py", "segments.py", "shards.py", "config.py")
+    names += ("clips.py", "timeline.py", "segments.py", "shards.py", "config.py", "root_binding.py")
     for name in names:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]

@@ -231,19 +231,21 @@ def test_cache_key_follows_the_config(data_dir):
 
 
 def test_cache_holds_references_not_pixels(tmp_path):
-    # 16-frame windows: a row is what identifies the window, well under 200 bytes.
+    # 16-frame windows: a row is what identifies the window: its root's path (each reference
+    # names its root) and under 256 bytes more (a window's pixels are 196,608 bytes).
     root = write_synthetic_root(
         tmp_path / "root", num_videos=5, num_frames=[40, 64, 23, 80, 30], frame_size=(64, 64)
     )
     ds = _load(False, data_dir=str(root), split="train", window_length=16, hop_size=2)
     assert len(ds) == 13 + 25 + 4 + 33 + 8
     on_disk = sum(os.path.getsize(f["filename"]) for f in ds.cache_files)
-    assert on_disk / len(ds) < 200
-    assert ds.data.nbytes / len(ds) < 120
+    assert on_disk / len(ds) < 256 + len(str(root))
+    assert ds.data.nbytes / len(ds) < 140 + len(str(root))
     video = ds.features["video"]
     assert isinstance(video, WindowVideo)
     assert video.array == datasets.Array4D((16, 64, 64, 3), "uint8")
-    assert video.roots == (str(root),)
+    assert video.roots == ()  # each reference names its root
+    assert ds.cast_column("video", WindowVideo(decode=False))[0]["video"]["root"] == str(root)
 
 
 def test_features_name_the_decoded_array(data_dir):
@@ -381,11 +383,14 @@ def test_map_style_batch_over_several_roots(tmp_path, lance_reads):
 def test_references_without_decoding(data_dir):
     ds = _load(False, data_dir=str(data_dir), split="test", window_length=4, hop_size=3)
     refs = ds.cast_column("video", WindowVideo(decode=False))
-    roots = ds.features["video"].roots
     want = core_samples(data_dir / "test", window_length=4, hop_size=3)
+    root_id = refs[0]["video"]["root_id"]
+    assert isinstance(root_id, int) and root_id > 0
     for row, sample in zip(refs, want, strict=True):
         assert row["video"] == {
-            "root": roots.index(str(data_dir / "test")),
+            "root": str(data_dir / "test"),
+            "root_id": root_id,
+            "lance_version": 1,
             "video_idx": sample["video_idx"],
             "start_frame": sample["start_frame"],
         }
@@ -423,13 +428,17 @@ def test_map_changing_pixels(data_dir):
 
 
 def test_references_out_of_range(data_dir):
-    feature = _load(False, data_dir=str(data_dir), split="test", window_length=4).features["video"]
+    ds = _load(False, data_dir=str(data_dir), split="test", window_length=4)
+    feature = ds.features["video"]
+    reference = ds.cast_column("video", WindowVideo(decode=False))[0]["video"]
     with pytest.raises(ValueError, match=r"is not a window of root .* window_length=4"):
-        feature.decode_example({"root": 0, "video_idx": 0, "start_frame": 999})
-    with pytest.raises(ValueError, match=r"points at root 7, but the feature lists 3 root"):
-        feature.decode_example({"root": 7, "video_idx": 0, "start_frame": 0})
-    with pytest.raises(ValueError, match="has no array/roots to decode with"):
-        WindowVideo().decode_example({"root": 0, "video_idx": 0, "start_frame": 0})
+        feature.decode_example({**reference, "start_frame": 999})
+    with pytest.raises(hf_lvf.LayoutError, match=r"stored by an older hf_lvf \(a root index"):
+        feature.decode_example({"root": 0, "video_idx": 0, "start_frame": 0})
+    with pytest.raises(TypeError, match="needs the keys"):
+        feature.decode_example({"root": reference["root"], "video_idx": 0, "start_frame": 0})
+    with pytest.raises(ValueError, match="has no array to decode with"):
+        WindowVideo().decode_example(reference)
 
 
 # --- streaming ----------------------------------------------------------------------------------
