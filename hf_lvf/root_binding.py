@@ -10,7 +10,8 @@ Lance version that file describes, ``lance_version`` (0: none named, the latest 
 Because each row names its own root, features of datasets over different roots are
 equal, and ``cast``, ``concatenate_datasets`` or ``interleave_datasets`` can never make a
 row read another root's frames. A root is checked when a dataset first reads it (one
-``stat``, not one per row): one that is gone, moved, rewritten or replaced since raises a
+``stat``, not one per row; one that only grew by appends is accepted, its earlier videos
+unchanged): one that is gone, moved, rewritten or replaced since raises a
 :class:`~hf_lvf.errors.LayoutError` that names it, says what changed and how to re-open it.
 """
 
@@ -26,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import LayoutError, RootNotFoundError
-from .frames import pinned_version
+from .frames import pinned_version, referenced_data_files, version_row_count
 from .layout import RootLayout, read_layout
 from .location import METADATA_FILENAME, root_file_identity
 from .plan import WindowParams
@@ -120,8 +121,9 @@ def bound_layout(stamp: RootStamp) -> RootLayout:
     """The layout of ``stamp.uri`` if it is still the root the references were made from.
 
     Raises:
-        LayoutError: the root is gone, or it changed (rewritten, appended to, replaced or
-            moved there): names it, what changed, and how to re-open it.
+        LayoutError: the root is gone, or it changed (rewritten, replaced or moved there):
+            names it, what changed, and how to re-open it. A root that only grew by appends
+            since is still the same root for the videos the references name.
     """
     try:
         layout = read_layout(stamp.uri)
@@ -131,7 +133,7 @@ def bound_layout(stamp: RootStamp) -> RootLayout:
             f"moved or deleted); {REOPEN_HINT}"
         ) from err
     now = stamp_of(layout)
-    if now.root_id != stamp.root_id:
+    if now.root_id != stamp.root_id and not _grown_by_appends(layout, stamp, now):
         if now.lance_version != stamp.lance_version:
             what = (
                 f"its Lance table is at version {now.lance_version or 'latest'} now, the "
@@ -147,6 +149,24 @@ def bound_layout(stamp: RootStamp) -> RootLayout:
             f"so they may name other frames; {REOPEN_HINT}"
         )
     return layout
+
+
+def _grown_by_appends(layout: RootLayout, stamp: RootStamp, now: RootStamp) -> bool:
+    """Whether the root only grew by appends since version ``stamp.lance_version``: every
+    data file of that version is still in the current one, and its rows end where a video
+    of today's layout ends. The videos referenced then are unchanged (an append only adds
+    videos after them, see :mod:`hf_lvf.append`), so their references stay valid."""
+    if not 0 < stamp.lance_version < now.lance_version:
+        return False
+    try:
+        then = referenced_data_files(layout.uri, stamp.lance_version)
+        rows_then = version_row_count(layout.uri, stamp.lance_version)
+    except (LayoutError, OSError, ValueError, RuntimeError):  # that version is gone
+        return False
+    if not then or not then <= referenced_data_files(layout.uri, now.lance_version):
+        return False
+    ends = layout.start_rows + layout.num_frames
+    return bool(np.any(ends == rows_then))
 
 
 # --- per-process views: one decoding view per (root as checked, params, size) ---

@@ -119,12 +119,33 @@ def test_a_root_replaced_under_a_saved_dataset_is_a_named_error(roots, tmp_path)
         assert "load_dataset" in str(e.value) and "relocate_roots" in str(e.value)
 
 
-def test_a_grown_root_names_its_lance_version(roots, tmp_path):
+def test_references_stay_valid_when_the_root_grows_by_appends(roots, tmp_path):
     x = tmp_path / "x"
     shutil.copytree(roots["a"], x)
     mx = _load(x)
+    want = [np.asarray(row["video"]) for row in mx]
     frames = iter(make_frames(5, 16, 24, seed=7))
     write_frames(x, [("a_clip2", frames, {"label": 2})], mode="append")
+    assert len(_core(x)) == len(want) + 1  # the root did grow
+    again = _load(x)  # a fresh load sees the new video; mx keeps its windows, unchanged
+    assert len(again) == len(want) + 1
+    for got, expected in zip(mx, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(got["video"]), expected)
+
+
+def test_a_root_rewritten_at_a_new_lance_version_is_refused(roots, tmp_path):
+    import json
+
+    import lance
+
+    x = tmp_path / "x"
+    shutil.copytree(roots["a"], x)
+    mx = _load(x)
+    # The same rows written again as version 2 (new data files, not an append), and the
+    # _metadata.json pointed at it: the references' frames are not provably the same.
+    lance.write_dataset(lance.dataset(str(x)).to_table(), str(x), mode="overwrite")
+    meta = json.loads((x / "_metadata.json").read_text())
+    (x / "_metadata.json").write_text(json.dumps({**meta, "lance_version": 2}))
     with pytest.raises(LayoutError, match=r"Lance table is at version 2 now, .* at version 1"):
         mx[0]
 
