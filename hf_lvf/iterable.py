@@ -38,6 +38,7 @@ import numpy as np
 
 from . import windows as _windows
 from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
+from ._formatters import mark_windows
 from .clips import CLIP_MODES, ClipMode, ClipSampling
 from .plan import check_integer
 from .windows import VideoWindows
@@ -188,6 +189,7 @@ class _PermutedWindows(BaseExamplesIterable):
             for shard, start, stop in parts:
                 for example_idx in range(start, stop):
                     sample = next(samples)
+                    mark_windows((sample["video"],))
                     if state:
                         state["shard_example_idx"] += 1
                     yield make_key(shard, example_idx), sample

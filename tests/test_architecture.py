@@ -22,7 +22,7 @@ LAYERS = (
     ("frames", "decode", "samples", "segments"),
     ("batches",),
     ("windows", "describe", "show"),
-    ("_datasets",),
+    ("_datasets", "_formatters"),
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),
