@@ -17,9 +17,10 @@ message naming any that moved):
 - ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
   ``WindowVideo`` feature, so cached datasets deserialise it.
 - ``datasets.formatting._FORMAT_TYPES``, ``PythonFormatter``, ``NumpyFormatter``,
-  ``TorchFormatter``: replaced by subclasses that decode the window columns of a
-  batch with one read, keep them in their dtype (uint8) instead of upcasting them
-  to int64, and behave exactly like the originals otherwise.
+  ``TorchFormatter``: replaced by subclasses (in :mod:`hf_lvf._formatters`) that decode
+  the window columns of a batch with one read, keep windows in their dtype (uint8)
+  instead of upcasting them to int64, and behave exactly like the originals otherwise;
+  they override ``_recursive_tensorize`` and call ``_consolidate`` of both.
 - ``datasets.iterable_dataset.ExamplesIterable`` / ``_BaseExamplesIterable`` and
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
@@ -43,7 +44,6 @@ from typing import Any
 
 import datasets
 import numpy as np
-import pyarrow as pa
 from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
@@ -51,7 +51,13 @@ from datasets.iterable_dataset import ExamplesIterable
 from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
 from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
-from ._window_lists import WindowLists
+from ._formatters import (
+    WINDOW_FEATURES,
+    WindowAwareNumpyFormatter,
+    WindowAwarePythonFormatter,
+    WindowAwareTorchFormatter,
+    mark_windows,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +75,10 @@ INTERNALS = (
     ("datasets.formatting.formatting", "PythonFormatter", True),
     ("datasets.formatting.np_formatter", "NumpyFormatter", True),
     ("datasets.formatting.torch_formatter", "TorchFormatter", True),
+    ("datasets.formatting.np_formatter.NumpyFormatter", "_recursive_tensorize", True),
+    ("datasets.formatting.np_formatter.NumpyFormatter", "_consolidate", True),
+    ("datasets.formatting.torch_formatter.TorchFormatter", "_recursive_tensorize", True),
+    ("datasets.formatting.torch_formatter.TorchFormatter", "_consolidate", True),
     ("datasets.iterable_dataset", "ExamplesIterable", True),
     ("datasets.iterable_dataset", "_BaseExamplesIterable", True),
     ("datasets.utils.sharding", "_merge_gen_kwargs", True),
@@ -76,25 +86,33 @@ INTERNALS = (
     ("datasets.utils.sharding", "_split_gen_kwargs", True),
     ("datasets.builder", "ArrowBasedBuilder", True),  # its _prepare_split_single
 )
-# Feature types whose decoded columns keep their dtype in the numpy and torch formats.
-_WINDOW_FEATURES: list[type] = []
 
 
 def check_internals() -> list[str]:
     """What is missing of :data:`INTERNALS` in the installed ``datasets``, one message each."""
     problems = []
     for module_name, name, required in INTERNALS:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            module = None
-        if module is None or not hasattr(module, name):
+        owner = _import_dotted(module_name)
+        if owner is None or not hasattr(owner, name):
             need = "needs" if required else "can use"
             problems.append(
                 f"hf_lvf {need} {module_name}.{name}, which datasets {datasets.__version__} does "
                 f"not have (hf_lvf is tested with datasets {', '.join(TESTED_VERSIONS)})"
             )
     return problems
+
+
+def _import_dotted(path: str) -> Any:
+    """The module, or the class inside a module (``"pkg.module.Class"``), at ``path``."""
+    module_name, attribute = path, None
+    while module_name:
+        try:
+            owner = importlib.import_module(module_name)
+        except ImportError:
+            module_name, _, attribute = module_name.rpartition(".")
+            continue
+        return getattr(owner, attribute, None) if attribute else owner
+    return None
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -113,15 +131,15 @@ def register_window_feature(feature_type: type, name: str) -> None:
         with warnings.catch_warnings():  # "register_feature is experimental": known, pinned
             warnings.simplefilter("ignore", UserWarning)
             datasets.features.features.register_feature(feature_type, name)
-    if feature_type not in _WINDOW_FEATURES:
-        _WINDOW_FEATURES.append(feature_type)
+    if feature_type not in WINDOW_FEATURES:
+        WINDOW_FEATURES.append(feature_type)
     format_types = formatting._FORMAT_TYPES
     if format_types.get(None) is PythonFormatter:
-        format_types[None] = _WindowAwarePythonFormatter
+        format_types[None] = WindowAwarePythonFormatter
     if format_types.get("numpy") is NumpyFormatter:
-        format_types["numpy"] = _WindowAwareNumpyFormatter
+        format_types["numpy"] = WindowAwareNumpyFormatter
     if format_types.get("torch") is TorchFormatter:
-        format_types["torch"] = _WindowAwareTorchFormatter
+        format_types["torch"] = WindowAwareTorchFormatter
 
 
 def register_packaged_module(
@@ -268,6 +286,7 @@ class TypedExamplesIterable(ExamplesIterable):
             for position, job in enumerate(jobs):
                 for _ in range((skip if position == 0 else 0), self._shard_length(job)):
                     example = next(examples)
+                    mark_windows((example[1].get("video"),))
                     if state:
                         state["shard_example_idx"] += 1
                     yield example
@@ -298,113 +317,6 @@ class TypedExamplesIterable(ExamplesIterable):
 
     def reshard_data_sources(self) -> TypedExamplesIterable:
         return self._with_kwargs(self.kwargs)
-
-
-# --- formatters: keep window columns in their dtype -----------------------------------------
-
-
-def _window_columns(features: datasets.Features | None) -> frozenset[str]:
-    if not features or not _WINDOW_FEATURES:
-        return frozenset()
-    kinds = tuple(_WINDOW_FEATURES)
-    return frozenset(
-        name for name, f in features.items() if isinstance(f, kinds) and getattr(f, "decode", True)
-    )
-
-
-class _BatchWindows(WindowLists):  # WindowLists: columns of lists of windows (.batch(n))
-    """Mixin for datasets' formatters: the window columns of a batch are decoded together."""
-
-    features: datasets.Features | None
-
-    def format_batch(self, pa_table: pa.Table) -> Any:
-        """Window columns are decoded with one read for the whole batch (``ds[i:j]``,
-        ``ds[[...]]``, ``__getitems__``); the other columns as datasets does."""
-        names = [n for n in pa_table.column_names if n in _window_columns(self.features)]
-        if not names or getattr(self, "lazy", False):
-            return super().format_batch(pa_table)
-        column = {name: pa_table.column(name).to_pylist() for name in names}
-        decoded = {
-            n: self._window_batch(self.features[n].decode_batch_of(column[n])) for n in names
-        }
-        rest = super().format_batch(pa_table.drop_columns(names))
-        return {
-            name: decoded[name] if name in decoded else rest[name] for name in pa_table.column_names
-        }
-
-    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
-        """The formatted column of a decoded batch: a dense array, or a list with ``None``."""
-        raise NotImplementedError
-
-
-class _KeepWindows(_BatchWindows):
-    """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
-
-    features: datasets.Features | None
-
-    def _keep(self, value: Any) -> Any:
-        raise NotImplementedError
-
-    def recursive_tensorize(self, data_struct: Any) -> Any:
-        names = _window_columns(self.features)
-        if not names or not isinstance(data_struct, dict) or not names & data_struct.keys():
-            return super().recursive_tensorize(data_struct)
-        kept = {k: self._keep(v) for k, v in data_struct.items() if k in names}
-        out = super().recursive_tensorize({k: v for k, v in data_struct.items() if k not in names})
-        return {k: kept[k] if k in kept else out[k] for k in data_struct}
-
-    def format_column(self, pa_table: pa.Table) -> Any:
-        name = pa_table.column_names[0]
-        if name not in _window_columns(self.features):
-            return super().format_column(pa_table)
-        column = self.numpy_arrow_extractor().extract_column(pa_table)
-        column = self.python_features_decoder.decode_column(column, name)
-        return self._consolidate(self._keep(list(column)))
-
-
-class _WindowAwarePythonFormatter(_BatchWindows, PythonFormatter):
-    """datasets' default formatter, except that a batch's windows are decoded together."""
-
-    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
-        return list(windows)
-
-
-class _WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
-    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8) and a
-    batch's windows are decoded together."""
-
-    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
-        if isinstance(windows, np.ndarray):
-            return np.asarray(windows, **self.np_array_kwargs)
-        return self._consolidate(self._keep(windows))
-
-    def _keep(self, value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            return np.asarray(value, **self.np_array_kwargs)
-        if isinstance(value, list):
-            return [self._keep(v) for v in value]
-        return value
-
-
-class _WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
-    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy) and a
-    batch's windows are decoded together."""
-
-    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
-        if isinstance(windows, np.ndarray):
-            return self._keep(windows)
-        return self._consolidate(self._keep(windows))
-
-    def _keep(self, value: Any) -> Any:
-        import torch
-
-        if isinstance(value, np.ndarray):
-            if self.torch_tensor_kwargs:
-                return torch.as_tensor(value, **self.torch_tensor_kwargs)
-            return torch.from_numpy(value)
-        if isinstance(value, list):
-            return [self._keep(v) for v in value]
-        return value
 
 
 __all__ = [

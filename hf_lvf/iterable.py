@@ -38,11 +38,12 @@ import numpy as np
 
 from . import windows as _windows
 from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
+from ._formatters import mark_windows
 from .clips import CLIP_MODES, ClipMode, ClipSampling
 from .plan import check_integer
 from .windows import VideoWindows
 
-# A shard is read in batches of this many windows; shard bounds are aligned to it.
+# A shard is read in batches of this many windows (and across shards: see iter_samples).
 READ_BATCH = 8
 _MIN_SHARD_WINDOWS = READ_BATCH
 _MAX_SHARD_WINDOWS = 256
@@ -72,13 +73,20 @@ def default_num_shards(num_windows: int) -> int:
 def window_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
     """``num_shards`` contiguous ``(start, stop)`` ranges covering ``range(num_windows)``.
 
-    Bounds fall on multiples of :data:`READ_BATCH` when shards are that long, so
-    every shard reads in full batches but maybe its last.
+    The first ``num_windows % num_shards`` ranges hold one window more than the others.
+    So whenever ``split_dataset_by_node`` deals the shards out to ``world_size`` ranks
+    (shard ``s`` to rank ``s % world_size``, which it does when ``world_size`` divides the
+    number of shards), every rank gets the same number of windows within one: the longer
+    ranges are consecutive, so each rank holds as many of them as any other, within one.
+
+    Examples:
+        >>> window_ranges(42, 4)
+        [(0, 11), (11, 22), (22, 32), (32, 42)]
     """
     num_shards = max(1, min(num_shards, num_windows))
-    bounds = np.arange(num_shards + 1, dtype=np.int64) * num_windows // num_shards
-    if num_windows // num_shards >= READ_BATCH:
-        bounds[1:-1] = bounds[1:-1] // READ_BATCH * READ_BATCH  # still strictly increasing
+    per_shard, longer = divmod(num_windows, num_shards)
+    shard = np.arange(num_shards + 1, dtype=np.int64)
+    bounds = shard * per_shard + np.minimum(shard, longer)
     return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
@@ -188,6 +196,7 @@ class _PermutedWindows(BaseExamplesIterable):
             for shard, start, stop in parts:
                 for example_idx in range(start, stop):
                     sample = next(samples)
+                    mark_windows((sample["video"],))
                     if state:
                         state["shard_example_idx"] += 1
                     yield make_key(shard, example_idx), sample

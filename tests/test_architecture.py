@@ -22,7 +22,7 @@ LAYERS = (
     ("frames", "decode", "samples", "segments"),
     ("batches",),
     ("windows", "describe", "show", "root_binding"),
-    ("_window_lists", "_datasets"),
+    ("_window_lists", "_datasets", "_formatters"),
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),

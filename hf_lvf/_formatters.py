@@ -1,0 +1,188 @@
+"""datasets' numpy and torch formatters, replaced by ones that keep video windows uint8.
+
+datasets' tensor formatters turn every integer array into int64 (8x the memory of a
+window), whatever dataset it comes from. :func:`hf_lvf._datasets.register_window_feature`
+replaces them with these drop-in subclasses, which leave two kinds of value in their dtype:
+
+- the columns of a window feature (``WindowVideo``, map-style), decoded a batch at a time;
+- the windows hf_lvf's streaming front ends handed out in this process
+  (:func:`mark_windows`), wherever ``datasets`` carried them: an example dict, a
+  ``.batch(n)`` list, a ``.map`` that left them alone, an Arrow table built on their
+  memory. ``datasets`` tells a streaming dataset's formatter no features (it drops them
+  for typed examples iterables), so a window is known by its memory: its data address
+  and shape, kept with a weak reference that forgets it when the array is freed.
+
+A kept window is handed over writable, copied at most once (a read-only window, or the
+windows of a batch stacked into one array). Every other value, of every other dataset,
+is formatted exactly as datasets' own formatters do. The datasets internals relied on
+(``NumpyFormatter``/``TorchFormatter`` and their ``_recursive_tensorize``,
+``_consolidate``) are listed in :data:`hf_lvf._datasets.INTERNALS`.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+from datasets.formatting.formatting import PythonFormatter
+from datasets.formatting.np_formatter import NumpyFormatter
+from datasets.formatting.torch_formatter import TorchFormatter
+
+from ._window_lists import WindowLists
+
+# Feature types whose decoded columns keep their dtype in the numpy and torch formats.
+WINDOW_FEATURES: list[type] = []
+# (data address, shape) -> weak reference to a window handed out in this process.
+_handed_out: dict[tuple[int, tuple[int, ...]], weakref.ref] = {}
+
+
+def mark_windows(arrays: Iterable[Any]) -> None:
+    """Remember these arrays as windows hf_lvf handed out: formatters keep them uint8."""
+    for array in arrays:
+        if isinstance(array, np.ndarray):
+            key = (array.__array_interface__["data"][0], array.shape)
+            _handed_out[key] = weakref.ref(array, functools.partial(_forget, key))
+
+
+def _forget(key: tuple[int, tuple[int, ...]], ref: weakref.ref) -> None:
+    if _handed_out.get(key) is ref:
+        del _handed_out[key]
+
+
+def is_handed_out(value: Any) -> bool:
+    """Whether ``value`` is (the memory of) a window hf_lvf handed out and that is alive."""
+    if not isinstance(value, np.ndarray) or value.dtype != np.uint8 or not _handed_out:
+        return False
+    ref = _handed_out.get((value.__array_interface__["data"][0], value.shape))
+    return ref is not None and ref() is not None
+
+
+def _handed_out_stack(value: Any) -> bool:
+    """Whether ``value`` is a list of handed-out windows of one shape (a ``.batch`` column)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(is_handed_out(v) and v.shape == value[0].shape for v in value)
+    )
+
+
+def _window_columns(features: datasets.Features | None) -> frozenset[str]:
+    if not features or not WINDOW_FEATURES:
+        return frozenset()
+    kinds = tuple(WINDOW_FEATURES)
+    return frozenset(
+        name for name, f in features.items() if isinstance(f, kinds) and getattr(f, "decode", True)
+    )
+
+
+class _BatchWindows(WindowLists):  # WindowLists: columns of lists of windows (.batch(n))
+    """Mixin for datasets' formatters: the window columns of a batch are decoded together."""
+
+    features: datasets.Features | None
+
+    def format_batch(self, pa_table: pa.Table) -> Any:
+        """Window columns are decoded with one read for the whole batch (``ds[i:j]``,
+        ``ds[[...]]``, ``__getitems__``); the other columns as datasets does."""
+        names = [n for n in pa_table.column_names if n in _window_columns(self.features)]
+        if not names or getattr(self, "lazy", False):
+            return super().format_batch(pa_table)
+        decoded = {
+            name: self._window_batch(
+                self.features[name].decode_batch_of(pa_table.column(name).to_pylist())
+            )
+            for name in names
+        }
+        rest = super().format_batch(pa_table.drop_columns(names))
+        return {
+            name: decoded[name] if name in decoded else rest[name] for name in pa_table.column_names
+        }
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        """The formatted column of a decoded batch: a dense array, or a list with ``None``."""
+        raise NotImplementedError
+
+
+class _KeepWindows(_BatchWindows):
+    """Mixin for datasets' tensor formatters: decoded windows skip the int64 upcast."""
+
+    features: datasets.Features | None
+
+    def _keep(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def recursive_tensorize(self, data_struct: Any) -> Any:
+        names = _window_columns(self.features)
+        if not names or not isinstance(data_struct, dict) or not names & data_struct.keys():
+            return super().recursive_tensorize(data_struct)
+        kept = {k: self._keep(v) for k, v in data_struct.items() if k in names}
+        out = super().recursive_tensorize({k: v for k, v in data_struct.items() if k not in names})
+        return {k: kept[k] if k in kept else out[k] for k in data_struct}
+
+    def _recursive_tensorize(self, data_struct: Any) -> Any:
+        # Windows a stream handed out, alone or as the list of a .batch(n): kept, one copy at most.
+        if is_handed_out(data_struct):
+            return self._keep(data_struct if data_struct.flags.writeable else data_struct.copy())
+        if _handed_out_stack(data_struct):
+            return self._keep(np.stack(data_struct))
+        return super()._recursive_tensorize(data_struct)
+
+    def format_column(self, pa_table: pa.Table) -> Any:
+        name = pa_table.column_names[0]
+        if name not in _window_columns(self.features):
+            return super().format_column(pa_table)
+        column = self.numpy_arrow_extractor().extract_column(pa_table)
+        column = self.python_features_decoder.decode_column(column, name)
+        return self._consolidate(self._keep(list(column)))
+
+
+class WindowAwarePythonFormatter(_BatchWindows, PythonFormatter):
+    """datasets' default formatter, except that a batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        return list(windows)
+
+
+class WindowAwareNumpyFormatter(_KeepWindows, NumpyFormatter):
+    """datasets' numpy formatter, except that decoded windows keep their dtype (uint8) and a
+    batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        if isinstance(windows, np.ndarray):
+            return np.asarray(windows, **self.np_array_kwargs)
+        return self._consolidate(self._keep(windows))
+
+    def _keep(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return np.asarray(value, **self.np_array_kwargs)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+class WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
+    """datasets' torch formatter, except that decoded windows stay uint8 (zero-copy) and a
+    batch's windows are decoded together."""
+
+    def _window_batch(self, windows: np.ndarray | list[Any]) -> Any:
+        if isinstance(windows, np.ndarray):
+            return self._keep(windows)
+        return self._consolidate(self._keep(windows))
+
+    def _keep(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, np.ndarray):
+            if self.torch_tensor_kwargs:
+                return torch.as_tensor(value, **self.torch_tensor_kwargs)
+            return torch.from_numpy(value)
+        if isinstance(value, list):
+            return [self._keep(v) for v in value]
+        return value
+
+
+__all__ = ["WINDOW_FEATURES", "is_handed_out", "mark_windows"]
