@@ -23,6 +23,7 @@ of the time it takes to decode the 512 frames that fill it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -96,7 +97,7 @@ class FrameBatches:
         # (sorted distinct rows, their frames, read-only): what the last read decoded.
         self._cache: tuple[np.ndarray, np.ndarray | None] = (_EMPTY_ROWS, None)
         self._retired: list[np.ndarray] = []
-        self._pending: Decoding | None = None  # the strip being decoded (start_shared)
+        self._pending: Decoding | _Both | None = None  # the strip being decoded (start_shared)
         # Reads may come from several threads at once (datasets reads shards, and decodes
         # examples, on threads of its own): they take turns with this object's state.
         self._lock = threading.RLock()
@@ -146,8 +147,7 @@ class FrameBatches:
         decode first."""
         height, width = self._out_size
         strip_rows, inverse = np.unique(rows, return_inverse=True)
-        with self._lock:
-            self.settle()
+        with self._lock:  # the strip being decoded is settled in _fill, once this one is queued
             self._forget_unless_needed(strip_rows)
             owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
             strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
@@ -205,23 +205,44 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None = None,
-    ) -> Decoding:
+    ) -> Decoding | _Both:
         """Put the frames of the sorted, distinct ``rows`` into ``out[targets]`` (and
         ``out[copies[k]]``): copied from the cache (what the previous read decoded) where it
-        has them, else decoded, on the decode threads: wait for the :class:`Decoding`."""
+        has them, else decoded, on the decode threads: wait for the :class:`Decoding`.
+
+        The new frames' decode is queued first, behind the strip still being decoded, if any
+        (so the decode threads go from one strip to the next without a pause); then that
+        strip is waited for, and its frames this read shares are copied beside the decode."""
         cached_rows, cached_frames = self._cache
-        todo = np.arange(len(rows))
+        hit = np.zeros(len(rows), bool)
         if cached_rows.size:
             pos = np.minimum(np.searchsorted(cached_rows, rows), cached_rows.size - 1)
             hit = cached_rows[pos] == rows
-            for k, p in zip(np.flatnonzero(hit).tolist(), pos[hit].tolist(), strict=True):
-                for place in [targets[k], *(copies[k] if copies is not None else ())]:
-                    out[place] = cached_frames[p]
-            todo = np.flatnonzero(~hit)
-        if not todo.size:
+        decoding = self._decode_some(np.flatnonzero(~hit), rows, out, targets, copies)
+        self.settle()
+        hits = np.flatnonzero(hit)
+        if not hits.size:
+            return decoding
+        if self._cache[1] is not cached_frames:  # that strip failed: decode its frames here
+            return _Both(decoding, self._decode_some(hits, rows, out, targets, copies))
+        for k, p in zip(hits.tolist(), pos[hits].tolist(), strict=True):
+            for place in [targets[k], *(copies[k] if copies is not None else ())]:
+                out[place] = cached_frames[p]
+        return decoding
+
+    def _decode_some(
+        self,
+        some: np.ndarray,
+        rows: np.ndarray,
+        out: np.ndarray,
+        targets: np.ndarray,
+        copies: list[list[int]] | None,
+    ) -> Decoding:
+        """Start decoding ``rows[some]`` into ``out[targets[some]]`` (and their copies)."""
+        if not some.size:
             return Decoding([], {})
-        todo_copies = None if copies is None else [copies[k] for k in todo.tolist()]
-        return self._decode(rows[todo], out, targets[todo], todo_copies)
+        some_copies = None if copies is None else [copies[k] for k in some.tolist()]
+        return self._decode(rows[some], out, targets[some], some_copies)
 
     def _decode(
         self,
@@ -252,6 +273,22 @@ class FrameBatches:
             copies=copies,
             decode_scaled=self._decode_scaled,
         )
+
+
+class _Both:
+    """Two decodings waited for as one (the first one's error first)."""
+
+    def __init__(self, first: Decoding, second: Decoding):
+        self._first, self._second = first, second
+
+    def wait(self) -> None:
+        try:
+            self._first.wait()
+        except Exception:
+            with contextlib.suppress(Exception):
+                self._second.wait()
+            raise
+        self._second.wait()
 
 
 def plan_strips(

@@ -437,6 +437,23 @@ def test_a_pass_hands_out_every_strip_before_a_bad_frame(tmp_path, monkeypatch):
         list(w.iter_samples())
 
 
+def test_a_strip_after_a_failed_one_decodes_the_frames_they_share(tmp_path):
+    # The next strip is queued before the one being decoded has ended, and copies the frames
+    # it shares with it; where that strip failed, they are decoded again, not copied.
+    videos = foreign_videos((12, 30), with_metadata=False)
+    root = write_foreign_root(tmp_path / "bad", videos, blobs={(1, 20): b"RIFF"})
+    # One decode thread: a strip's frames past its bad one are skipped, so never decoded.
+    w = VideoWindows(root, window_length=2, decode_threads=1)
+    frames, start = w._frames, 12  # video 1's first Lance row
+    failing = frames.start_shared(start + np.array([[19, 20], [20, 21], [21, 22]]))
+    after = frames.start_shared(start + np.array([[21, 22], [22, 23]]))  # shares 21, 22
+    with pytest.raises(FrameDecodeError, match=re.escape("frame 20 of video 1")):
+        failing()
+    got = np.stack([np.array(window) for window in after()])
+    fresh = VideoWindows(root, window_length=2)  # a view of its own: not w's frame cache
+    np.testing.assert_array_equal(got, fresh.read_video([11 + 21, 11 + 22]))
+
+
 @pytest.mark.parametrize(
     ("blob", "declared"),
     [
