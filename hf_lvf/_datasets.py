@@ -32,6 +32,11 @@ message naming any that moved):
   (~2 s a 16x224x224 window); the other columns still go through
   ``datasets.features.features.cast_to_python_objects`` as there. Optional: without it,
   those formats are slow, not wrong.
+- ``datasets.arrow_dataset.mp`` (the ``multiprocess`` module): where ``Dataset.map`` and
+  ``filter`` with ``num_proc`` start their pool (``mp.Pool``), which forks on Linux. Put
+  behind :class:`_SafePools`, it starts the pool with ``forkserver`` instead once this
+  process has used Lance (see :func:`start_pools_safely`). Optional: without it those
+  forks refuse to read, with a :class:`~hf_lvf.errors.ForkSafetyError` that says why.
 - ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: how the map-style builder
   writes its reference rows, whole Arrow tables, not one example dict at a time.
 - ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
@@ -96,6 +101,7 @@ INTERNALS = (
     ("datasets.utils.sharding", "_split_gen_kwargs", True),
     ("datasets.iterable_dataset", "_convert_to_arrow", False),
     ("datasets.features.features", "cast_to_python_objects", True),
+    ("datasets.arrow_dataset", "mp", False),
     ("datasets.builder", "ArrowBasedBuilder", True),  # its _prepare_split_single
 )
 
@@ -189,6 +195,48 @@ def _dense_convert_to_arrow(convert: Any) -> Any:
 
     convert_to_arrow._hf_lvf_dense = True
     return convert_to_arrow
+
+
+def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], None]) -> None:
+    """Make ``Dataset.map``/``filter`` with ``num_proc`` start their workers with
+    ``forkserver`` while ``fork_is_unsafe()``; ``check()`` runs before such a pool starts
+    (it may raise: a script without the main guard). Idempotent."""
+    from datasets import arrow_dataset
+
+    pools = getattr(arrow_dataset, "mp", None)
+    if pools is None:
+        logger.warning("datasets.arrow_dataset.mp not found: map(num_proc=...) forks")
+    elif not isinstance(pools, _SafePools):
+        arrow_dataset.mp = _SafePools(pools, fork_is_unsafe, check)
+
+
+class _SafePools:
+    """The ``multiprocess`` module as ``datasets.arrow_dataset`` uses it, except that its
+    ``Pool`` forks no process that could not use Lance: where the default start method is
+    ``fork`` and ``fork_is_unsafe()``, the pool starts its workers with ``forkserver``
+    (a fresh interpreter, which runs the main script again, as ``spawn`` does: ``check``
+    first). ``datasets`` sends its workers their shard and function with ``dill`` either way.
+    """
+
+    def __init__(self, module: Any, fork_is_unsafe: Callable[[], bool], check: Callable[[], None]):
+        self._module = module
+        self._fork_is_unsafe = fork_is_unsafe
+        self._check = check
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def Pool(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocess' name)
+        method = self._module.get_start_method(allow_none=True)
+        method = method or self._module.get_all_start_methods()[0]  # the first: the default
+        if method != "fork" or not self._fork_is_unsafe():
+            return self._module.Pool(*args, **kwargs)
+        self._check()
+        context = self._module.get_context("forkserver")
+        # The server imports these once; each worker forked from it then starts in ~0.1 s,
+        # where importing datasets itself would take a second or more. It never uses Lance.
+        context.set_forkserver_preload(["__main__", "datasets", "hf_lvf"])
+        return context.Pool(*args, **kwargs)
 
 
 def register_packaged_module(
@@ -378,4 +426,5 @@ __all__ = [
     "register_packaged_module",
     "register_window_feature",
     "shuffling_kwargs",
+    "start_pools_safely",
 ]

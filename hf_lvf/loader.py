@@ -35,6 +35,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ._datasets import start_pools_safely
+from .frames import fork_is_unsafe
+
 _GUARD = 'if __name__ == "__main__":'
 
 
@@ -251,3 +254,12 @@ def quiet_default_collate(batch: Any) -> Any:
 
 
 __all__ = ["check_main_guard", "quiet_default_collate", "safe_dataloader"]
+
+
+def _check_map_guard() -> None:
+    check_main_guard("Dataset.map/filter(num_proc=...)")
+
+
+# Dataset.map/filter(num_proc=...) of datasets start their pool with forkserver, not fork,
+# once this process has used Lance (a fork of it could not read).
+start_pools_safely(fork_is_unsafe, _check_map_guard)

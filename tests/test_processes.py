@@ -1,5 +1,6 @@
 """Worker processes over hf_lvf datasets after the parent has read: map/filter with
-``num_proc``, and ``safe_dataloader`` over datasets that carry lambdas.
+``num_proc`` (whose pool hf_lvf starts with forkserver), and ``safe_dataloader`` over
+datasets that carry lambdas.
 
 Expected pixels come from :class:`hf_lvf.VideoWindows`; counts are computed here.
 """
@@ -100,3 +101,27 @@ def test_picklable_datasets_reach_the_dataloader_as_they_are(root_and_windows):
     core = hf_lvf.VideoWindows(root_and_windows[0], **PARAMS)
     loader = safe_dataloader(core, batch_size=2, num_workers=1, timeout=TIMEOUT)
     assert loader.dataset is core
+
+
+def test_map_and_filter_with_num_proc_after_a_read(root_and_windows, tmp_path):
+    root, windows = root_and_windows
+    ds = datasets.load_dataset(
+        "hf_lvf", data_dir=str(root), split="train", cache_dir=str(tmp_path), **PARAMS
+    )
+    ds[0]  # the parent has read: datasets' forked pool could not
+    offset = 7  # a closure
+
+    def pixel_sum(row):
+        return {"total": int(row["video"].astype(np.int64).sum()) + offset}
+
+    summed = ds.map(pixel_sum, num_proc=2, remove_columns=["video"])
+    want = [int(w["video"].astype(np.int64).sum()) + offset for w in windows]
+    assert summed["total"] == want
+    assert summed["sample_idx"] == list(range(9))
+
+    kept = ds.filter(lambda row: row["label"] == 2, num_proc=2)
+    want_ids = [i for i, w in enumerate(windows) if int(w["label"]) == 2]
+    assert len(want_ids) == 5  # the 12-frame video
+    assert kept["sample_idx"] == want_ids
+    for row, i in zip(kept.with_format("numpy"), want_ids, strict=True):
+        np.testing.assert_array_equal(row["video"], windows[i]["video"])

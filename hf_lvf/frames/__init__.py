@@ -55,6 +55,12 @@ def _enter_lance(uri: str) -> None:
         _lance_opened_by_pid = os.getpid()
 
 
+def fork_is_unsafe() -> bool:
+    """Whether a fork of this process could not use lance: this process, or the one it was
+    forked from, has opened a Lance dataset."""
+    return _lance_opened_by_pid is not None
+
+
 def check_fork_safe(uri: str) -> None:
     """Raise :class:`ForkSafetyError` if this process is a fork of one that used lance."""
     if _lance_opened_by_pid is not None and _lance_opened_by_pid != os.getpid():
@@ -62,8 +68,13 @@ def check_fork_safe(uri: str) -> None:
             f"cannot use lance on {uri!r}: this process (pid {os.getpid()}) was forked from pid "
             f"{_lance_opened_by_pid}, which had already opened a Lance dataset, and pylance is "
             "not fork-safe (the child may hang or crash). Start worker processes with the "
-            "'spawn' or 'forkserver' method, e.g. DataLoader(..., multiprocessing_context="
-            "'forkserver'), or hf_lvf.safe_dataloader(...)"
+            "'spawn' or 'forkserver' method instead of 'fork': for a DataLoader, "
+            "hf_lvf.safe_dataloader(...) or DataLoader(..., multiprocessing_context='forkserver'); "
+            "for Dataset.map/filter(num_proc=...), which hf_lvf starts with 'forkserver' itself "
+            "once imported, `import hf_lvf` before the call; for your own pools, "
+            "multiprocessing.get_context('forkserver') (multiprocess.get_context for dill), or "
+            "set_start_method('forkserver', force=True) once at the start of the script. Or start "
+            "the forked processes before this process first opens a root"
         )
 
 
