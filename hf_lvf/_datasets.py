@@ -25,18 +25,13 @@ message naming any that moved):
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
   ``VideoWindows.to_iterable_dataset``.
-- ``datasets.iterable_dataset._convert_to_arrow``: how a stream's examples become the
-  Arrow tables of its ``arrow``, ``pandas`` and ``polars`` formats (and of a ``.map`` in
-  them); wrapped so that a dense array becomes its column directly
-  (:func:`hf_lvf._formatters.rows_table`), the same table without nested Python lists
-  (~2 s a 16x224x224 window); the other columns still go through
-  ``datasets.features.features.cast_to_python_objects`` as there. Optional: without it,
-  those formats are slow, not wrong.
-- ``datasets.arrow_dataset.mp`` (the ``multiprocess`` module): where ``Dataset.map`` and
-  ``filter`` with ``num_proc`` start their pool (``mp.Pool``), which forks on Linux. Put
-  behind :class:`_SafePools`, it starts the pool with ``forkserver`` instead once this
-  process has used Lance (see :func:`start_pools_safely`). Optional: without it those
-  forks refuse to read, with a :class:`~hf_lvf.errors.ForkSafetyError` that says why.
+- ``datasets.iterable_dataset._convert_to_arrow``, which turns a stream's examples into the
+  tables of its ``arrow``/``pandas``/``polars`` formats: wrapped so that dense arrays become
+  columns directly (:func:`hf_lvf._formatters.rows_table`), not nested lists (~2 s a
+  16x224x224 window), the rest as there (``cast_to_python_objects``). Optional.
+- ``datasets.arrow_dataset.mp`` (``multiprocess``), where ``Dataset.map``/``filter`` with
+  ``num_proc`` start their pool (a fork on Linux): behind :class:`_SafePools`, which starts it
+  with ``forkserver`` once this process used Lance. Optional (else: ``ForkSafetyError``).
 - ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: how the map-style builder
   writes its reference rows, whole Arrow tables, not one example dict at a time.
 - ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
@@ -198,9 +193,8 @@ def _dense_convert_to_arrow(convert: Any) -> Any:
 
 
 def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], None]) -> None:
-    """Make ``Dataset.map``/``filter`` with ``num_proc`` start their workers with
-    ``forkserver`` while ``fork_is_unsafe()``; ``check()`` runs before such a pool starts
-    (it may raise: a script without the main guard). Idempotent."""
+    """Make ``Dataset.map``/``filter(num_proc=...)`` start their workers with ``forkserver``
+    while ``fork_is_unsafe()``, ``check()`` first (idempotent; see :class:`_SafePools`)."""
     from datasets import arrow_dataset
 
     pools = getattr(arrow_dataset, "mp", None)
@@ -211,30 +205,25 @@ def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], N
 
 
 class _SafePools:
-    """The ``multiprocess`` module as ``datasets.arrow_dataset`` uses it, except that its
-    ``Pool`` forks no process that could not use Lance: where the default start method is
-    ``fork`` and ``fork_is_unsafe()``, the pool starts its workers with ``forkserver``
-    (a fresh interpreter, which runs the main script again, as ``spawn`` does: ``check``
-    first). ``datasets`` sends its workers their shard and function with ``dill`` either way.
-    """
+    """``datasets.arrow_dataset``'s ``mp`` (``multiprocess``), whose ``Pool`` starts its workers
+    with ``forkserver`` where it would fork a process that could not use Lance; ``check``
+    first, as a fresh interpreter runs the main script again. Shards and functions go to the
+    workers with ``dill`` either way."""
 
     def __init__(self, module: Any, fork_is_unsafe: Callable[[], bool], check: Callable[[], None]):
-        self._module = module
-        self._fork_is_unsafe = fork_is_unsafe
-        self._check = check
+        self._module, self._fork_is_unsafe, self._check = module, fork_is_unsafe, check
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
     def Pool(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocess' name)
-        method = self._module.get_start_method(allow_none=True)
-        method = method or self._module.get_all_start_methods()[0]  # the first: the default
-        if method != "fork" or not self._fork_is_unsafe():
-            return self._module.Pool(*args, **kwargs)
+        mp = self._module
+        forks = (mp.get_start_method(allow_none=True) or mp.get_all_start_methods()[0]) == "fork"
+        if not forks or not self._fork_is_unsafe():
+            return mp.Pool(*args, **kwargs)
         self._check()
         context = self._module.get_context("forkserver")
-        # The server imports these once; each worker forked from it then starts in ~0.1 s,
-        # where importing datasets itself would take a second or more. It never uses Lance.
+        # Imported once by the server (which never uses Lance), not by every worker (~1 s).
         context.set_forkserver_preload(["__main__", "datasets", "hf_lvf"])
         return context.Pool(*args, **kwargs)
 

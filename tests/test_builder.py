@@ -205,7 +205,7 @@ def test_builder_reads_no_lance_in_this_process(data_dir):
         s = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2, streaming=True)
         sizes = {{k: len(v) for k, v in m.items()}}
         shards = {{k: v.num_shards for k, v in s.items()}}
-        print(json.dumps([frames._lance_opened_by_pid, sizes, shards]))
+        print(json.dumps([frames.forks._lance_opened_by_pid, sizes, shards]))
         """,
         HF_DATASETS_CACHE=str(data_dir.parent / "cache-no-lance"),
     )
