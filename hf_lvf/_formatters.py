@@ -77,8 +77,8 @@ def rows_table(
 
     A dense column is one where every example holds a numeric ndarray of two or more
     dimensions; ``slow`` would turn it into nested lists of 1-D arrays and infer
-    ``list<...<dtype>>`` from them. Built here it is that type on the arrays' memory: no
-    copy for one example (the table keeps the array alive), one for several.
+    ``list<...<dtype>>`` from them. Built here it is that type on the arrays' memory, one
+    chunk an example, without a copy (the table keeps the arrays alive).
     """
     names = list(examples[0]) if examples else []
     dense = [name for name in names if all(_is_dense(e.get(name)) for e in examples)]
