@@ -25,6 +25,13 @@ message naming any that moved):
   ``datasets.utils.sharding._merge_gen_kwargs`` / ``_shuffle_gen_kwargs`` /
   ``_split_gen_kwargs``: the examples iterables of the streaming builder and of
   ``VideoWindows.to_iterable_dataset``.
+- ``datasets.iterable_dataset._convert_to_arrow``, which turns a stream's examples into the
+  tables of its ``arrow``/``pandas``/``polars`` formats: wrapped so that dense arrays become
+  columns directly (:func:`hf_lvf._formatters.rows_table`), not nested lists (~2 s a
+  16x224x224 window), the rest as there (``cast_to_python_objects``). Optional.
+- ``datasets.arrow_dataset.mp`` (``multiprocess``), where ``Dataset.map``/``filter`` with
+  ``num_proc`` start their pool (a fork on Linux): behind :class:`_SafePools`, which starts it
+  with ``forkserver`` once this process used Lance. Optional (else: ``ForkSafetyError``).
 - ``datasets.builder.ArrowBasedBuilder._prepare_split_single``: how the map-style builder
   writes its reference rows, whole Arrow tables, not one example dict at a time.
 - ``datasets.iterable_dataset.ShufflingConfig`` (datasets < 4.8 only) and
@@ -37,6 +44,7 @@ import copy
 import functools
 import importlib
 import inspect
+import itertools
 import logging
 import warnings
 from collections.abc import Callable, Iterator
@@ -44,6 +52,7 @@ from typing import Any
 
 import datasets
 import numpy as np
+import pyarrow as pa
 from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
@@ -57,6 +66,7 @@ from ._formatters import (
     WindowAwarePythonFormatter,
     WindowAwareTorchFormatter,
     mark_windows,
+    rows_table,
 )
 
 logger = logging.getLogger(__name__)
@@ -84,6 +94,9 @@ INTERNALS = (
     ("datasets.utils.sharding", "_merge_gen_kwargs", True),
     ("datasets.utils.sharding", "_shuffle_gen_kwargs", True),
     ("datasets.utils.sharding", "_split_gen_kwargs", True),
+    ("datasets.iterable_dataset", "_convert_to_arrow", False),
+    ("datasets.features.features", "cast_to_python_objects", True),
+    ("datasets.arrow_dataset", "mp", False),
     ("datasets.builder", "ArrowBasedBuilder", True),  # its _prepare_split_single
 )
 
@@ -140,6 +153,79 @@ def register_window_feature(feature_type: type, name: str) -> None:
         format_types["numpy"] = WindowAwareNumpyFormatter
     if format_types.get("torch") is TorchFormatter:
         format_types["torch"] = WindowAwareTorchFormatter
+    _wrap_convert_to_arrow()
+
+
+def _wrap_convert_to_arrow() -> None:
+    """Make streams' table formats build dense columns directly (idempotent; see INTERNALS)."""
+    from datasets import iterable_dataset
+
+    convert = getattr(iterable_dataset, "_convert_to_arrow", None)
+    if convert is None:
+        logger.warning("datasets.iterable_dataset._convert_to_arrow not found: table formats slow")
+    elif not getattr(convert, "_hf_lvf_dense", False):
+        iterable_dataset._convert_to_arrow = _dense_convert_to_arrow(convert)
+
+
+def _dense_convert_to_arrow(convert: Any) -> Any:
+    from datasets.features.features import cast_to_python_objects
+
+    def slow(examples: list[dict[str, Any]]) -> pa.Table:  # datasets' own, for one batch
+        return pa.Table.from_pylist(cast_to_python_objects(examples, only_1d_for_numpy=True))
+
+    @functools.wraps(convert)
+    def convert_to_arrow(
+        iterable: Any, batch_size: Any, drop_last_batch: bool = False
+    ) -> Iterator[tuple[Any, pa.Table]]:
+        if batch_size is None or batch_size <= 0:  # one table of everything: datasets' own
+            yield from convert(iterable, batch_size, drop_last_batch)
+            return
+        iterator = iter(iterable)
+        for key, example in iterator:  # batches of batch_size, as datasets groups them
+            group = [(key, example), *itertools.islice(iterator, batch_size - 1)]
+            if len(group) < batch_size and drop_last_batch:
+                return
+            keys, examples = zip(*group, strict=True)
+            yield "_".join(str(k) for k in keys), rows_table(examples, slow)
+
+    convert_to_arrow._hf_lvf_dense = True
+    return convert_to_arrow
+
+
+def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], None]) -> None:
+    """Make ``Dataset.map``/``filter(num_proc=...)`` start their workers with ``forkserver``
+    while ``fork_is_unsafe()``, ``check()`` first (idempotent; see :class:`_SafePools`)."""
+    from datasets import arrow_dataset
+
+    pools = getattr(arrow_dataset, "mp", None)
+    if pools is None:
+        logger.warning("datasets.arrow_dataset.mp not found: map(num_proc=...) forks")
+    elif not isinstance(pools, _SafePools):
+        arrow_dataset.mp = _SafePools(pools, fork_is_unsafe, check)
+
+
+class _SafePools:
+    """``datasets.arrow_dataset``'s ``mp`` (``multiprocess``), whose ``Pool`` starts its workers
+    with ``forkserver`` where it would fork a process that could not use Lance; ``check``
+    first, as a fresh interpreter runs the main script again. Shards and functions go to the
+    workers with ``dill`` either way."""
+
+    def __init__(self, module: Any, fork_is_unsafe: Callable[[], bool], check: Callable[[], None]):
+        self._module, self._fork_is_unsafe, self._check = module, fork_is_unsafe, check
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def Pool(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocess' name)
+        mp = self._module
+        forks = (mp.get_start_method(allow_none=True) or mp.get_all_start_methods()[0]) == "fork"
+        if not forks or not self._fork_is_unsafe():
+            return mp.Pool(*args, **kwargs)
+        self._check()
+        context = self._module.get_context("forkserver")
+        # Imported once by the server (which never uses Lance), not by every worker (~1 s).
+        context.set_forkserver_preload(["__main__", "datasets", "hf_lvf"])
+        return context.Pool(*args, **kwargs)
 
 
 def register_packaged_module(
@@ -329,4 +415,5 @@ __all__ = [
     "register_packaged_module",
     "register_window_feature",
     "shuffling_kwargs",
+    "start_pools_safely",
 ]

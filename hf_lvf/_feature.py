@@ -292,7 +292,8 @@ class WindowVideo:
     def _reference_of(self, pixels: np.ndarray) -> dict[str, Any] | None:
         if self.array is None or pixels.shape != self.array.shape or pixels.dtype != np.uint8:
             return None
-        for stamp, params, size, video_idx, start_frame in _recalled(pixels):
+        # Latest first: identical pixels in two roots are the window this row just read.
+        for stamp, params, size, video_idx, start_frame in reversed(_recalled(pixels)):
             if params != self._params() or size != self._size():
                 continue
             view = self._view(stamp)
@@ -366,9 +367,8 @@ def _remember(pixels: np.ndarray, reference: tuple) -> None:
         _recent.clear()
         _recent_pid = os.getpid()
     key = _fingerprint(pixels)
-    entries = _recent.pop(key, [])
-    if reference not in entries:
-        entries.append(reference)
+    entries = [entry for entry in _recent.pop(key, []) if entry != reference]
+    entries.append(reference)  # the latest decode last
     _recent[key] = entries
     while len(_recent) > _RECENT_CAPACITY:
         _recent.popitem(last=False)

@@ -17,13 +17,17 @@ windows of a batch stacked into one array). Every other value, of every other da
 is formatted exactly as datasets' own formatters do. The datasets internals relied on
 (``NumpyFormatter``/``TorchFormatter`` and their ``_recursive_tensorize``,
 ``_consolidate``) are listed in :data:`hf_lvf._datasets.INTERNALS`.
+
+:func:`rows_table` is the other half, for the table formats (``arrow``, ``pandas``,
+``polars``) of a stream: the examples as the Arrow table ``datasets`` would build from them,
+with every dense array a column on its own memory instead of nested Python lists first.
 """
 
 from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import datasets
@@ -60,6 +64,66 @@ def is_handed_out(value: Any) -> bool:
         return False
     ref = _handed_out.get((value.__array_interface__["data"][0], value.shape))
     return ref is not None and ref() is not None
+
+
+# --- examples as Arrow: what the table formats of a stream are built from -------------------
+
+
+def rows_table(
+    examples: Sequence[dict[str, Any]], slow: Callable[[list[dict[str, Any]]], pa.Table]
+) -> pa.Table:
+    """``slow(examples)`` (datasets' ``pa.Table.from_pylist(cast_to_python_objects(...))``),
+    with its dense columns built directly: the same table, in microseconds.
+
+    A dense column is one where every example holds a numeric ndarray of two or more
+    dimensions; ``slow`` would turn it into nested lists of 1-D arrays and infer
+    ``list<...<dtype>>`` from them. Built here it is that type on the arrays' memory, one
+    chunk an example, without a copy (the table keeps the arrays alive).
+    """
+    names = list(examples[0]) if examples else []
+    dense = [name for name in names if all(_is_dense(e.get(name)) for e in examples)]
+    if not dense:
+        return slow(list(examples))
+    rest = [{k: v for k, v in e.items() if k not in dense} for e in examples]
+    table = slow(rest) if any(rest[0]) else pa.table({})
+    for name in dense:
+        column = pa.chunked_array([_nested_lists(e[name]) for e in examples])
+        if table.num_columns:
+            table = table.add_column(names.index(name), name, column)
+        else:
+            table = pa.table({name: column})
+    return table
+
+
+def _is_dense(value: Any) -> bool:
+    return (
+        isinstance(value, np.ndarray)
+        and value.ndim >= 2
+        and value.dtype.kind in "iuf"
+        and value.dtype.isnative
+    )
+
+
+def _nested_lists(value: np.ndarray) -> pa.Array:
+    """A one-row ``list<...<dtype>>`` array whose values are ``value``'s memory."""
+    if not value.flags.c_contiguous:
+        value = np.ascontiguousarray(value)
+    leaf = pa.from_numpy_dtype(value.dtype)
+    array = pa.Array.from_buffers(leaf, value.size, [None, pa.py_buffer(value)])
+    for offsets in reversed(_row_offsets(value.shape)):
+        array = pa.ListArray.from_arrays(offsets, array)
+    return array
+
+
+@functools.lru_cache(maxsize=4)
+def _row_offsets(shape: tuple[int, ...]) -> tuple[pa.Array, ...]:
+    """The list offsets of one ``shape`` array as nested lists, outermost first (the same
+    for every array of that shape)."""
+    counts = np.cumprod((1, *shape[:-1]))
+    return tuple(
+        pa.array(np.arange(count + 1, dtype=np.int32) * extent)
+        for count, extent in zip(counts, shape, strict=True)
+    )
 
 
 def _handed_out_stack(value: Any) -> bool:
@@ -185,4 +249,4 @@ class WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
         return value
 
 
-__all__ = ["WINDOW_FEATURES", "is_handed_out", "mark_windows"]
+__all__ = ["WINDOW_FEATURES", "is_handed_out", "mark_windows", "rows_table"]

@@ -28,6 +28,18 @@ class ForkSafetyError(LVFError, RuntimeError):
     """Lance was used in a parent process and the current process is a fork of it."""
 
 
+#: The end of a :class:`ForkSafetyError`'s message: every way out.
+FORK_WAYS_OUT = (
+    "Start worker processes with the 'spawn' or 'forkserver' method instead of 'fork': for a "
+    "DataLoader, hf_lvf.safe_dataloader(...) or DataLoader(..., multiprocessing_context="
+    "'forkserver'); for Dataset.map/filter(num_proc=...), which hf_lvf starts with "
+    "'forkserver' itself once imported, `import hf_lvf` before the call; for your own pools, "
+    "multiprocessing.get_context('forkserver') (multiprocess.get_context for dill), or "
+    "set_start_method('forkserver', force=True) once at the start of the script. Or start the "
+    "forked processes before this process first opens a root"
+)
+
+
 class HubError(LVFError, OSError):
     """A Hugging Face Hub operation failed (missing repo, revision or path, no access)."""
 

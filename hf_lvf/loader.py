@@ -11,17 +11,32 @@ again (as ``__mp_main__``), so a script that starts processes (a DataLoader
 with workers, ``convert_videos``) must keep its top-level work under
 ``if __name__ == "__main__":``. :func:`check_main_guard` refuses, before any
 process starts, a call from a script without that guard.
+
+Those start methods pickle the dataset to each worker with the standard ``pickle``,
+which cannot carry a lambda or a closure (``stream.map(lambda ...)``,
+``ds.with_transform(...)``), where a ``fork`` DataLoader would have carried anything.
+A dataset that ``pickle`` refuses travels with ``dill`` instead (what ``datasets`` itself
+pickles functions with), torch's shared tensors still shared (a stream's epoch, which
+``set_epoch`` changes under persistent workers).
 """
 
 from __future__ import annotations
 
 import ast
+import copyreg
+import functools
+import io
 import multiprocessing
+import pickle
 import sys
 import warnings
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from ._datasets import start_pools_safely
+from .frames import fork_is_unsafe
 
 _GUARD = 'if __name__ == "__main__":'
 
@@ -98,7 +113,11 @@ def safe_dataloader(
     """A ``torch.utils.data.DataLoader`` over ``dataset`` that is safe with Lance.
 
     Works with a :class:`~hf_lvf.VideoWindows`, a map-style or streaming dataset
-    from ``load_dataset("hf_lvf", ...)``, and ``VideoWindows.to_iterable_dataset()``.
+    from ``load_dataset("hf_lvf", ...)``, and ``VideoWindows.to_iterable_dataset()``,
+    also when they carry lambdas or closures (``stream.map(lambda r: ...)``,
+    ``.filter(...)``, ``ds.with_transform(f)``): what ``pickle`` cannot send to a worker
+    goes with ``dill``, as ``datasets`` pickles functions. ``loader.dataset`` is then a
+    stand-in that hands on attributes (``set_epoch``, ``features``...) to the dataset.
 
     Args:
         dataset: what to load from.
@@ -150,13 +169,73 @@ def safe_dataloader(
     if persistent_workers is None:
         persistent_workers = True
     return DataLoader(
-        dataset,
+        _carried(dataset),
         batch_size=batch_size,
         num_workers=num_workers,
         multiprocessing_context=multiprocessing_context,
         persistent_workers=persistent_workers,
         **kwargs,
     )
+
+
+def _carried(dataset: Any) -> Any:
+    """``dataset``, or where ``pickle`` cannot carry it to a worker, a stand-in that carries it
+    with ``dill`` (and is the dataset again in the worker)."""
+    try:
+        pickle.dumps(dataset)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        from torch.utils.data import IterableDataset
+
+        kinds = _stand_in_classes()
+        return kinds[1](dataset) if isinstance(dataset, IterableDataset) else kinds[0](dataset)
+    return dataset
+
+
+@functools.cache
+def _stand_in_classes() -> tuple[type, type]:
+    """The map-style and iterable stand-ins (torch's base classes, so DataLoader knows them)."""
+    from torch.utils.data import Dataset, IterableDataset
+
+    class _ByDill:
+        def __init__(self, dataset: Any):
+            self.dataset = dataset
+
+        def __getattr__(self, name: str) -> Any:  # set_epoch, features, ... of the dataset
+            return getattr(self.__dict__["dataset"], name)
+
+        def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+            return (_undill, (_dill_dumps(self.dataset),))
+
+    class MapByDill(_ByDill, Dataset):
+        def __len__(self) -> int:
+            return len(self.dataset)
+
+        def __getitem__(self, index: Any) -> Any:
+            return self.dataset[index]
+
+    class IterableByDill(_ByDill, IterableDataset):
+        def __iter__(self) -> Any:
+            return iter(self.dataset)
+
+    return MapByDill, IterableByDill
+
+
+def _dill_dumps(value: Any) -> bytes:
+    import dill  # installed with datasets
+
+    buffer = io.BytesIO()
+    pickler = dill.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL, recurse=True)
+    # What multiprocessing's own pickler adds (torch registers its tensors there): a shared
+    # tensor stays shared with the worker instead of being copied into it.
+    pickler.dispatch_table = {**copyreg.dispatch_table, **ForkingPickler._extra_reducers}
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _undill(payload: bytes) -> Any:
+    import dill
+
+    return dill.loads(payload)
 
 
 def quiet_default_collate(batch: Any) -> Any:
@@ -175,3 +254,12 @@ def quiet_default_collate(batch: Any) -> Any:
 
 
 __all__ = ["check_main_guard", "quiet_default_collate", "safe_dataloader"]
+
+
+def _check_map_guard() -> None:
+    check_main_guard("Dataset.map/filter(num_proc=...)")
+
+
+# Dataset.map/filter(num_proc=...) of datasets start their pool with forkserver, not fork,
+# once this process has used Lance (a fork of it could not read).
+start_pools_safely(fork_is_unsafe, _check_map_guard)

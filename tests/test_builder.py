@@ -205,7 +205,7 @@ def test_builder_reads_no_lance_in_this_process(data_dir):
         s = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2, streaming=True)
         sizes = {{k: len(v) for k, v in m.items()}}
         shards = {{k: v.num_shards for k, v in s.items()}}
-        print(json.dumps([frames._lance_opened_by_pid, sizes, shards]))
+        print(json.dumps([frames.forks._lance_opened_by_pid, sizes, shards]))
         """,
         HF_DATASETS_CACHE=str(data_dir.parent / "cache-no-lance"),
     )
@@ -416,6 +416,41 @@ def test_map_returning_video_unchanged_writes_no_pixels(data_dir, batched):
 
     numpy_mapped = ds.with_format("numpy").map(lambda b: b, batched=True, batch_size=4)
     assert numpy_mapped.data.nbytes <= ds.data.nbytes
+
+
+def test_map_returning_the_video_costs_a_numpy_map_and_new_fields_read_nothing(
+    data_dir, monkeypatch
+):
+    # docs/guides/datasets.md: returning the video reads each window (as with_format("numpy")
+    # does) and stores the same references; returning only new fields reads no window.
+    ds = _load(False, data_dir=str(data_dir), split="train", **PARAMS)
+    windows_read = []
+    read = VideoWindows._read
+    monkeypatch.setattr(
+        VideoWindows, "_read", lambda self, idx: windows_read.append(len(idx)) or read(self, idx)
+    )
+
+    def returns_video(row):
+        return {"video": row["video"], "y": row["label"] + 1}
+
+    fresh = {"load_from_cache_file": False}
+    as_default = ds.map(returns_video, **fresh)
+    default_reads, windows_read[:] = sum(windows_read), []
+    as_numpy = ds.with_format("numpy").map(returns_video, **fresh)
+    assert sum(windows_read) == default_reads >= len(ds)
+    windows_read[:] = []
+    new_only = ds.map(lambda row: {"y": row["label"] + 1}, **fresh)
+    assert windows_read == []  # the function never touched row["video"]
+
+    def refs(d):
+        return d.cast_column("video", WindowVideo(decode=False))["video"]
+
+    # (Its root's windows have the same pixels as the other tests' roots: each row still
+    # names its own root.)
+    assert refs(as_default) == refs(as_numpy.with_format(None)) == refs(new_only) == refs(ds)
+    want = core_samples(data_dir / "train", **PARAMS)
+    assert new_only["y"] == [int(w["label"]) + 1 for w in want]
+    assert_rows_equal(new_only.remove_columns("y"), want)
 
 
 def test_map_changing_pixels(data_dir):

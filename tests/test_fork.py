@@ -68,6 +68,15 @@ def test_fork_after_read_refuses_at_once(root):
         assert (name, is_fork_error) == ("ForkSafetyError", True)
         assert f"cannot use lance on {str(root)!r}" in message
         assert "'spawn' or 'forkserver'" in message
+        for way_out in (  # every way out, each named
+            "hf_lvf.safe_dataloader(...)",
+            "DataLoader(..., multiprocessing_context='forkserver')",
+            "Dataset.map/filter(num_proc=...)",
+            "multiprocessing.get_context('forkserver')",
+            "set_start_method('forkserver', force=True)",
+            "before this process first opens a root",
+        ):
+            assert way_out in message
     assert len(w[1]["video"]) == 2  # the parent is unaffected
 
 

@@ -22,12 +22,13 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from ..errors import ForkSafetyError, HubError, LayoutError, StoreError
+from ..errors import HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
 from ..location import lance_location
 from ..location.store import is_object_store_uri, secret_values, store_has_table
 from ..location.store_options import lance_options
 from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
+from .forks import _enter_lance, check_fork_safe, fork_is_unsafe  # noqa: F401  (re-exported)
 from .remote import describe_rows, patiently
 
 T = TypeVar("T")
@@ -42,29 +43,6 @@ _COLUMN_KINDS = (
 )
 _Folder = os.PathLike[str] | str
 _Options = Mapping[str, str] | None  # storage_options, for lance and location.store
-# pid of the first process of this interpreter's lineage that opened a Lance dataset.
-# A fork copies it, so a child sees its parent's pid here and knows not to touch lance.
-_lance_opened_by_pid: int | None = None
-
-
-def _enter_lance(uri: str) -> None:
-    """Call before any use of lance: refuse in a fork of a lance user, else note the use."""
-    global _lance_opened_by_pid
-    check_fork_safe(uri)
-    if _lance_opened_by_pid is None:
-        _lance_opened_by_pid = os.getpid()
-
-
-def check_fork_safe(uri: str) -> None:
-    """Raise :class:`ForkSafetyError` if this process is a fork of one that used lance."""
-    if _lance_opened_by_pid is not None and _lance_opened_by_pid != os.getpid():
-        raise ForkSafetyError(
-            f"cannot use lance on {uri!r}: this process (pid {os.getpid()}) was forked from pid "
-            f"{_lance_opened_by_pid}, which had already opened a Lance dataset, and pylance is "
-            "not fork-safe (the child may hang or crash). Start worker processes with the "
-            "'spawn' or 'forkserver' method, e.g. DataLoader(..., multiprocessing_context="
-            "'forkserver'), or hf_lvf.safe_dataloader(...)"
-        )
 
 
 class FrameReader(AheadReads):

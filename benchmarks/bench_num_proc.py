@@ -1,0 +1,114 @@
+"""``Dataset.map(f, num_proc=2)`` over a map-style hf_lvf dataset, by how its pool starts.
+
+pylance is not fork-safe, and ``load_dataset`` has used Lance in the parent, so ``datasets``'
+forked pool cannot read. hf_lvf starts that pool with ``forkserver`` instead (the default,
+measured here) rather than letting each forked child re-open Lance (measured here with
+hf_lvf's fork check switched off: works on this machine, but neither tokio nor pylance
+supports it). Also timed: ``num_proc=None`` (one process) and ``spawn`` (what a user gets
+with ``multiprocess.set_start_method("spawn", force=True)``).
+
+Each way runs in a fresh process: one ``load_dataset`` of 42 windows of 16x224x224
+(2 videos of 96 frames, hop 4), then ``--rounds`` maps of a function that reads every
+window (its mean) and adds a field, not from the cache. The first map of a process pays
+for starting the forkserver (or the spawned interpreters' imports); the table shows it
+and the median of the later ones.
+
+    python benchmarks/bench_num_proc.py              # ~1 min on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import datasets
+
+WAYS = {
+    "num_proc=None (one process)": "none",
+    "forkserver (hf_lvf's default after a read)": "forkserver",
+    "fork, each child re-opens Lance (unsupported)": "fork-reopen",
+    "spawn (multiprocess.set_start_method)": "spawn",
+}
+
+
+def _mean(row: dict) -> dict:
+    return {"mean": float(row["video"].mean()), "y": row["label"] + 1}
+
+
+def run_way(way: str, root: str, rounds: int) -> dict:
+    import multiprocess
+
+    import hf_lvf  # noqa: F401  (registers the builder)
+    from hf_lvf.frames import forks
+
+    if way == "spawn":
+        multiprocess.set_start_method("spawn", force=True)
+    datasets.disable_progress_bars()
+    with tempfile.TemporaryDirectory() as cache:
+        ds = datasets.load_dataset(
+            "hf_lvf", data_dir=root, split="train", cache_dir=cache, window_length=16, hop_size=4
+        )
+        ds[0]  # the parent has read
+        times, means = [], None
+        for _ in range(rounds):
+            if way == "fork-reopen":
+                forks._lance_opened_by_pid = None  # switch off the check: children re-open
+            started = time.perf_counter()
+            out = ds.map(
+                _mean,
+                num_proc=None if way == "none" else 2,
+                load_from_cache_file=False,
+            )
+            times.append(time.perf_counter() - started)
+            means = list(out["mean"])
+    return {"times": times, "means": means}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--way", help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.way:  # one way, in this fresh process
+        print(json.dumps(run_way(args.way, args.root, args.rounds)))
+        return
+    from hf_lvf.synthetic import write_synthetic_root
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_synthetic_root(
+            Path(tmp) / "clips", num_videos=2, num_frames=96, frame_size=(224, 224)
+        )
+        for name, way in WAYS.items():
+            command = [sys.executable, __file__, "--way", way, "--root", str(root)]
+            command += ["--rounds", str(args.rounds)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            if done.returncode:  # reported in the table, with the error's last line
+                print(f"{name} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
+                results[name] = {"failed": done.stderr.strip().splitlines()[-1]}
+                continue
+            results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+    same = len({json.dumps(r.get("means")) for r in results.values() if "means" in r}) == 1
+    base = statistics.median(results["num_proc=None (one process)"]["times"][1:])
+    print(f"load average {os.getloadavg()[0]:.2f}; 42 windows of 16x224x224; {args.rounds} maps")
+    print("| pool | first map (s) | later maps, median (s) | x num_proc=None |")
+    print("|---|---|---|---|")
+    for name, result in results.items():
+        if "failed" in result:
+            print(f"| {name} | failed: {result['failed'][:80]} | | |")
+            continue
+        first, later = result["times"][0], statistics.median(result["times"][1:])
+        print(f"| {name} | {first:.2f} | {later:.2f} | {later / base:.2f}x |")
+    print(f"every way that ran computed the same means: {same}")
+
+
+if __name__ == "__main__":
+    main()
