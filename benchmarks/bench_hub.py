@@ -111,6 +111,9 @@ def child(args: argparse.Namespace) -> None:
     def sequential(view):
         return lambda n: _count(view.iter_samples(np.arange(min(n, len(view)))), n)
 
+    def random_order(view):
+        return lambda n: _count(view.iter_samples(perm[: min(n, len(perm))]), n)
+
     def random_take(view):
         def run(n):
             done = 0
@@ -147,6 +150,7 @@ def child(args: argparse.Namespace) -> None:
 
     cases = {
         "iter_samples": (sequential(remote), sequential(local_view)),
+        "iter random": (random_order(remote), random_order(local_view)),
         "take x16": (random_take(remote), random_take(local_view)),
         "shuffled": (shuffled(remote), shuffled(local_view)),
         "streaming": (streaming(files), streaming(str(local))),
@@ -257,7 +261,7 @@ def main() -> None:
         latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
         rows = [(ms, _run_child(args, tmp, root, ms)) for ms in latencies]
 
-    cases = ["iter_samples", "take x16", "shuffled", "streaming", "DataLoader"]
+    cases = ["iter_samples", "iter random", "take x16", "shuffled", "streaming", "DataLoader"]
     print(
         f"\n{videos} videos x {frames} frames, 224x224, window 16, hop 4; "
         f"{args.windows} windows per pass, median of {args.rounds} rounds; ratio Hub / local\n"

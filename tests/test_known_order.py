@@ -1,0 +1,186 @@
+"""Reading ahead of batches taken in a known order (hf_lvf.orders): ``expect_order`` and
+``take``, ``safe_dataloader(..., shuffle=True)`` with 0 and 2 workers, ``ClipSampler``. The
+samples are exactly those of the order the sampler alone gives; the read-ahead is only
+where the frames come from."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from _roots import hf_root
+
+import hf_lvf
+from hf_lvf import FetchAhead, VideoWindows
+from hf_lvf.orders import EpochShuffle
+
+pytestmark = pytest.mark.usefixtures("small_reads")
+
+PARAMS = {"window_length": 4, "hop_size": 2}
+LOADER_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return hf_root(tmp_path_factory.mktemp("known-order") / "root", lengths=(30, 3, 41, 25))
+
+
+def _fetch_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("hf_lvf-fetch")]
+
+
+def _no_fetch_threads_after(seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _fetch_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _fetch_threads()
+
+
+def _assert_same(got: list[dict], want: list[dict]) -> None:
+    assert [s["sample_idx"] for s in got] == [s["sample_idx"] for s in want]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a["video"], b["video"])
+        assert {k: v for k, v in a.items() if k != "video"} == {
+            k: v for k, v in b.items() if k != "video"
+        }
+
+
+def _fetching_threads(w: VideoWindows) -> list[str]:
+    """Names of the threads each read of ``w``'s Lance table runs on, from now on."""
+    reader, names = w._frames.reader, []
+    read_now = reader._read_now
+
+    def counted(rows):
+        names.append(threading.current_thread().name)
+        return read_now(rows)
+
+    reader._read_now = counted
+    return names
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_takes_in_the_expected_order_are_fetched_ahead(root, batch):
+    w, plain = VideoWindows(root, **PARAMS), VideoWindows(root, **PARAMS)
+    order = np.random.default_rng(1).permutation(len(w))
+    w.expect_order(order)
+    threads = _fetching_threads(w)
+    batches = [order[lo : lo + batch] for lo in range(0, len(order), batch)]
+    for idx in batches:
+        _assert_same(w.take(idx), plain.take(idx))
+    # The first batch is read by the caller, every later one ahead of its take.
+    assert threads[0] == "MainThread"
+    assert set(threads[1:]) == {"hf_lvf-fetch"} and len(threads) == len(batches)
+    assert w._ordered.served == len(batches)
+    assert w._ordered._pass is None  # the order's end ends the read-ahead
+    assert _no_fetch_threads_after(5.0)
+
+
+def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
+    w, plain = VideoWindows(root, **PARAMS), VideoWindows(root, **PARAMS)
+    order = np.random.default_rng(2).permutation(len(w))
+    w.expect_order(order)
+    asked = [order[0:4], order[4:8], np.array([3, 1]), order[12:16], order[16:20], order[9:13]]
+    for idx in asked:
+        _assert_same(w.take(idx), plain.take(idx))
+    # [3, 1] is not in the order; order[12:16] is found again and order[16:20] comes ahead;
+    # order[9:13] is no batch of the order (batches of 4 start at multiples of 4).
+    assert w._ordered.served == 4
+    w.expect_order(None)
+    _assert_same(w.take(order[:4]), plain.take(order[:4]))
+    assert w._ordered.served == 4 and _no_fetch_threads_after(5.0)
+
+
+def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
+    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=0), **PARAMS)
+    w.expect_order(np.arange(len(w)))
+    threads = _fetching_threads(w)
+    for lo in range(0, 12, 4):
+        w.take(np.arange(lo, lo + 4))
+    plain = VideoWindows(root, **PARAMS)
+    plain_threads = _fetching_threads(plain)
+    for lo in range(0, 12, 4):
+        plain.take(np.arange(lo, lo + 4))
+    assert threads == plain_threads == ["MainThread"] * 3
+
+
+def test_a_fetch_that_fails_raises_in_the_take_that_needs_it(root):
+    w = VideoWindows(root, **PARAMS)
+    order = np.arange(len(w))[::-1].copy()
+    w.expect_order(order)
+    reader = w._frames.reader
+    read_now = reader._read_now
+    failing = set(w._rows(order[8:12])[3].ravel().tolist()) - set(w._rows(order[:8])[3].ravel())
+
+    def fetch(rows):
+        if failing & set(rows.tolist()):
+            raise OSError(f"the store is gone (rows {rows.min()}..{rows.max()})")
+        return read_now(rows)
+
+    reader._read_now = fetch
+    assert [s["sample_idx"] for s in w.take(order[0:4])] == order[0:4].tolist()
+    assert [s["sample_idx"] for s in w.take(order[4:8])] == order[4:8].tolist()
+    with pytest.raises(OSError, match=r"the store is gone \(rows"):
+        w.take(order[8:12])
+    assert _no_fetch_threads_after(5.0)
+
+
+def _ids(batch: list[dict]) -> tuple[list[int], int]:
+    """A batch's windows and the batches its process served from a read-ahead so far."""
+    from torch.utils.data import get_worker_info
+
+    info = get_worker_info()
+    view = info.dataset if info is not None else None
+    served = view._ordered.served if view is not None else -1
+    return [s["sample_idx"] for s in batch], served
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_safe_dataloader_shuffle_reads_the_samplers_order_ahead(root, workers):
+    import torch
+
+    w = VideoWindows(root, **PARAMS)
+    torch.manual_seed(0)
+    loader = hf_lvf.safe_dataloader(
+        w, batch_size=5, shuffle=True, num_workers=workers, collate_fn=_ids, timeout=0
+    )
+    sampler = loader.sampler
+    assert isinstance(sampler, EpochShuffle)
+    epochs = []
+    for _ in range(2):
+        batches = list(loader)
+        epochs.append([i for ids, _ in batches for i in ids])
+        if workers:  # each worker serves its batches after its first from the read-ahead
+            assert max(served for _, served in batches) >= len(batches) // workers - 2
+    seed = sampler.order.seed
+    want = [np.random.default_rng([seed, e]).permutation(len(w)).tolist() for e in range(2)]
+    assert epochs == want and epochs[0] != epochs[1]
+    if not workers:
+        assert loader.dataset._ordered.served >= 2 * (-(-len(w) // 5)) - 2
+    # A resume at epoch 1, in a new loader with the same seed: epoch 1's order.
+    torch.manual_seed(0)
+    again = hf_lvf.safe_dataloader(
+        w, batch_size=5, shuffle=True, num_workers=workers, collate_fn=_ids
+    )
+    again.sampler.set_epoch(1)
+    assert [i for ids, _ in again for i in ids] == want[1]
+    assert w._ordered.order is None  # the caller's view is left as it was
+    # The pixels are those of take over the same order.
+    torch.manual_seed(0)
+    pixels = hf_lvf.safe_dataloader(w, batch_size=5, shuffle=True, num_workers=workers)
+    first = next(iter(pixels))
+    np.testing.assert_array_equal(
+        first["video"].numpy(), np.stack([s["video"] for s in w.take(want[0][:5])])
+    )
+
+
+def test_a_callers_own_sampler_keeps_todays_reads(root):
+    import torch
+
+    w = VideoWindows(root, **PARAMS)
+    sampler = torch.utils.data.RandomSampler(w)
+    loader = hf_lvf.safe_dataloader(w, batch_size=5, sampler=sampler, num_workers=0)
+    assert loader.dataset is w and loader.sampler is sampler and w._ordered.order is None
+    loader = hf_lvf.safe_dataloader(w, batch_size=5, num_workers=0)
+    assert loader.dataset is w and w._ordered.order is None
