@@ -35,8 +35,10 @@ from .frames import FetchAhead
 from .frames.ahead import AheadReads, Fetched, read_ahead
 from .plan import SegmentPlan
 
-# Epoch orders kept for the search: this epoch's, the next one's, the first one's.
-_KEPT_ORDERS = 3
+# Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
+# a persistent DataLoader worker is not told the epoch, and epochs may be skipped.
+_EPOCHS_AHEAD = 2
+_KEPT_ORDERS = _EPOCHS_AHEAD + 3
 
 
 class KnownOrder(Protocol):
@@ -122,6 +124,7 @@ class OrderedReads:
         self.order: KnownOrder | None = None
         self._orders: dict[int, np.ndarray] = {}
         self._pass: _Pass | None = None
+        self._epoch: int | None = None  # of the last batch found in the order
         self.served = 0  # batches served from a read-ahead (benchmarks and tests look)
         self._lock = threading.Lock()  # datasets may read on threads of its own
 
@@ -132,7 +135,7 @@ class OrderedReads:
     def expect(self, order: KnownOrder | None) -> None:
         with self._lock:
             self._stop()
-            self.order, self._orders = order, {}
+            self.order, self._orders, self._epoch = order, {}, None
 
     @contextlib.contextmanager
     def serving(self, idx: np.ndarray, options: FetchAhead) -> Iterator[None]:
@@ -175,13 +178,15 @@ class OrderedReads:
     def _locate(self, idx: np.ndarray, options: FetchAhead) -> _Pass | None:
         """The pass of the epoch whose batch ``idx`` is, its read-ahead started there."""
         assert self.order is not None
-        last = self._pass.epoch if self._pass is not None else self.order.epoch
+        last = self.order.epoch if self._epoch is None else self._epoch
         size = len(idx)
-        for epoch in dict.fromkeys((self.order.epoch, last, last + 1, 0)):
+        near = range(last, last + _EPOCHS_AHEAD + 1)
+        for epoch in dict.fromkeys((self.order.epoch, *near, 0)):
             order = self._epoch_order(epoch)
             for p in np.flatnonzero(order == idx[0]).tolist():
                 if p % size == 0 and np.array_equal(order[p : p + size], idx):
                     run = _Pass(epoch, order, size, _worker_stride(), p // size)
+                    self._epoch = epoch
                     run.fetched = self._read_ahead(run, options)
                     return run
         return None

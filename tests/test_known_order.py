@@ -13,7 +13,7 @@ import pytest
 from _roots import hf_root
 
 import hf_lvf
-from hf_lvf import FetchAhead, VideoWindows
+from hf_lvf import ClipSampler, FetchAhead, VideoWindows
 from hf_lvf.orders import EpochShuffle
 
 pytestmark = pytest.mark.usefixtures("small_reads")
@@ -184,3 +184,35 @@ def test_a_callers_own_sampler_keeps_todays_reads(root):
     assert loader.dataset is w and loader.sampler is sampler and w._ordered.order is None
     loader = hf_lvf.safe_dataloader(w, batch_size=5, num_workers=0)
     assert loader.dataset is w and w._ordered.order is None
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_dataloader_over_a_clip_sampler_reads_its_order_ahead(root, workers):
+    w = VideoWindows(root, **PARAMS)
+    sampler = ClipSampler(w, clips_per_video=6, seed=3)
+    loader = hf_lvf.safe_dataloader(
+        w,
+        batch_size=4,
+        sampler=sampler,
+        num_workers=workers,
+        collate_fn=_ids,
+        persistent_workers=bool(workers),
+    )
+    for epoch in (0, 1, 3):  # epoch 2 skipped
+        sampler.set_epoch(epoch)
+        want = list(sampler)
+        batches = list(loader)
+        assert [i for ids, _ in batches for i in ids] == want
+        if workers:
+            assert max(served for _, served in batches) >= 1
+    if not workers:
+        assert w._ordered.served >= 3 * (-(-len(want) // 4) - 1)
+    # A resume at epoch 7 in new workers: set_epoch before the first pass.
+    sampler.set_epoch(7)
+    loader = hf_lvf.safe_dataloader(
+        w, batch_size=4, sampler=sampler, num_workers=workers, collate_fn=_ids
+    )
+    batches = list(loader)
+    assert [i for ids, _ in batches for i in ids] == list(sampler)
+    if workers:
+        assert max(served for _, served in batches) >= len(batches) // workers - 2
