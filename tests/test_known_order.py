@@ -216,3 +216,44 @@ def test_a_dataloader_over_a_clip_sampler_reads_its_order_ahead(root, workers):
     assert [i for ids, _ in batches for i in ids] == list(sampler)
     if workers:
         assert max(served for _, served in batches) >= len(batches) // workers - 2
+
+
+@pytest.mark.hub
+def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root, monkeypatch):
+    from hf_lvf import HubError
+    from hf_lvf.frames import remote as frames_module
+
+    monkeypatch.setattr(frames_module, "_READ_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(frames_module, "_BACKOFF_S", (0.05,))
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    hub.create_repo("org/ordered")
+    sha = hub.commit("org/ordered", files)
+    plain = VideoWindows(root, **PARAMS)
+    remote = VideoWindows("hf://datasets/org/ordered", revision=sha, **PARAMS)
+    remote.take([0])
+    order = np.random.default_rng(4).permutation(len(plain))
+    remote.expect_order(order)
+    data = {"path_contains": "/data/", "method": "GET"}
+    faults = [
+        hub.inject(503, times=6, skip=2, **data),  # more than lance retries on its own
+        hub.inject(drop_mid_body=True, times=2, **data),
+        hub.inject(stall=2.0, times=1, **data),  # longer than a try may take
+    ]
+    batches = [order[lo : lo + 6] for lo in range(0, len(order), 6)]
+    for idx in batches:
+        _assert_same(remote.take(idx), plain.take(idx))
+    assert [f.hits for f in faults] == [6, 2, 1]
+    assert remote._ordered.served == len(batches)
+
+    # A read-ahead that fails for good raises in the take of its batch, naming root and rows.
+    monkeypatch.setattr(frames_module, "_RETRY_BUDGET_S", 1.0)
+    # (Which take fails, exactly: test_a_fetch_that_fails_raises_in_the_take_that_needs_it.)
+    hub.inject(503, times=10_000, **data)
+    remote._frames._cache = (np.empty(0, np.int64), None)  # nothing decoded to reuse
+    with pytest.raises(HubError) as info:
+        for idx in batches:
+            remote.take(idx)
+    message = str(info.value)
+    assert "hf://datasets/org/ordered" in message and sha in message
+    assert "Lance rows" in message and "503" in message
+    assert _no_fetch_threads_after(5.0)
