@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .frames import FetchAhead
+from .frames import FetchAhead, ahead
 from .frames.ahead import AheadReads, Fetched, read_ahead
 from .plan import SegmentPlan
 
@@ -195,7 +195,10 @@ class OrderedReads:
         batches = (run.batch(number) for number in run.numbers())
         rows = self._plan.rows_to_fetch(self._start_rows, batches)
         seen = self.reader.__dict__.setdefault("_ahead_seen", [0, 0])
-        return read_ahead(self.reader._read_now, rows, options, seen, daemon=self.reader.is_remote)
+        remote = self.reader.is_remote
+        return read_ahead(
+            self.reader._read_now, rows, options, seen, daemon=remote, group_rows=ahead.GROUP_ROWS
+        )
 
     def _epoch_order(self, epoch: int) -> np.ndarray:
         order = self._orders.get(epoch)

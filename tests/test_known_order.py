@@ -28,7 +28,7 @@ def root(tmp_path_factory):
 
 
 def _fetch_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("hf_lvf-fetch")]
+    return [t for t in threading.enumerate() if t.name.startswith(("hf_lvf-fetch", "hf_lvf-read"))]
 
 
 def _no_fetch_threads_after(seconds: float) -> bool:
@@ -69,9 +69,10 @@ def test_takes_in_the_expected_order_are_fetched_ahead(root, batch):
     batches = [order[lo : lo + batch] for lo in range(0, len(order), batch)]
     for idx in batches:
         _assert_same(w.take(idx), plain.take(idx))
-    # The first batch is read by the caller, every later one ahead of its take.
+    # The first batch is read by the caller, every later one ahead of its take (several
+    # batches a fetch, when small).
     assert threads[0] == "MainThread"
-    assert set(threads[1:]) == {"hf_lvf-fetch"} and len(threads) == len(batches)
+    assert set(threads[1:]) == {"hf_lvf-fetch"} and 1 < len(threads) <= len(batches)
     assert w._ordered.served == len(batches)
     assert w._ordered._pass is None  # the order's end ends the read-ahead
     assert _no_fetch_threads_after(5.0)
@@ -106,7 +107,9 @@ def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
 
 
 def test_a_fetch_that_fails_raises_in_the_take_that_needs_it(root):
-    w = VideoWindows(root, **PARAMS)
+    # A byte budget this small fetches one batch a fetch (a fetch of several batches that
+    # fails raises in the take of its first).
+    w = VideoWindows(root, fetch_ahead=FetchAhead(max_bytes=1), **PARAMS)
     order = np.arange(len(w))[::-1].copy()
     w.expect_order(order)
     reader = w._frames.reader
@@ -229,7 +232,9 @@ def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root
     hub.create_repo("org/ordered")
     sha = hub.commit("org/ordered", files)
     plain = VideoWindows(root, **PARAMS)
-    remote = VideoWindows("hf://datasets/org/ordered", revision=sha, **PARAMS)
+    # One batch a fetch (a byte budget this small), so that each batch is a request or more.
+    one = FetchAhead(max_bytes=1)
+    remote = VideoWindows("hf://datasets/org/ordered", revision=sha, fetch_ahead=one, **PARAMS)
     remote.take([0])
     order = np.random.default_rng(4).permutation(len(plain))
     remote.expect_order(order)
