@@ -12,15 +12,17 @@ the same process, each pass alternating between the two; the median of the round
 Columns (window_length 16, hop 4):
 
 - ``iter_samples``: a sequential pass of ``VideoWindows.iter_samples`` (read-ahead on);
+- ``iter random``: ``iter_samples`` over a random permutation (a known order: read ahead);
 - ``take x16``: random batches of 16 windows through ``take`` (no known order: no read-ahead);
 - ``shuffled``: ``to_iterable_dataset(shuffle=True)``;
 - ``streaming``: iterating ``load_dataset("hf_lvf", data_files="hf://...", streaming=True)``
   (made once; its setup is in the last column);
-- ``DataLoader``: torch DataLoader over ``VideoWindows``, 2 workers, batches of 16, shuffled;
+- ``DataLoader``: ``safe_dataloader(windows, batch_size=16, shuffle=True, num_workers=2)``
+  (its shuffle is a known order: each worker reads its next batches ahead);
 
-then the Hub requests per window of the sequential pass and of ``take x16`` (read from the
-stand-in's log), the requests that opening a root costs, and the seconds to the first window
-of a streaming ``load_dataset`` from a cold cache.
+then the Hub requests per window of the sequential pass, of the random orders and of the
+DataLoader (read from the stand-in's log), the requests that opening a root costs, and the
+seconds to the first window of a streaming ``load_dataset`` from a cold cache.
 """
 
 from __future__ import annotations
@@ -111,6 +113,9 @@ def child(args: argparse.Namespace) -> None:
     def sequential(view):
         return lambda n: _count(view.iter_samples(np.arange(min(n, len(view)))), n)
 
+    def random_order(view):
+        return lambda n: _count(view.iter_samples(perm[: min(n, len(perm))]), n)
+
     def random_take(view):
         def run(n):
             done = 0
@@ -147,6 +152,7 @@ def child(args: argparse.Namespace) -> None:
 
     cases = {
         "iter_samples": (sequential(remote), sequential(local_view)),
+        "iter random": (random_order(remote), random_order(local_view)),
         "take x16": (random_take(remote), random_take(local_view)),
         "shuffled": (shuffled(remote), shuffled(local_view)),
         "streaming": (streaming(files), streaming(str(local))),
@@ -164,7 +170,14 @@ def child(args: argparse.Namespace) -> None:
         results[f"{name} local/s"] = local_rate
 
     # Requests per window of one sequential pass and of random batches.
-    for name, run in (("iter_samples", sequential(remote)), ("take x16", random_take(remote))):
+    per_window = {
+        "iter_samples": sequential(remote),
+        "iter random": random_order(remote),
+        "take x16": random_take(remote),
+        "DataLoader": dataloader(remote),
+    }
+    for name, run in per_window.items():
+        run(2 * BATCH)  # a DataLoader's workers read ahead past the last pass's end
         _log(endpoint)
         n = run(limit)
         results[f"{name} requests/window"] = _log(endpoint, path_contains="/data/")["count"] / n
@@ -257,19 +270,20 @@ def main() -> None:
         latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
         rows = [(ms, _run_child(args, tmp, root, ms)) for ms in latencies]
 
-    cases = ["iter_samples", "take x16", "shuffled", "streaming", "DataLoader"]
+    cases = ["iter_samples", "iter random", "take x16", "shuffled", "streaming", "DataLoader"]
     print(
         f"\n{videos} videos x {frames} frames, 224x224, window 16, hop 4; "
         f"{args.windows} windows per pass, median of {args.rounds} rounds; ratio Hub / local\n"
     )
-    header = ["latency", *cases, "req/window seq", "req/window x16", "open req", "1st window s"]
+    per_window = ["iter_samples", "iter random", "take x16", "DataLoader"]
+    header = ["latency", *cases, *(f"req/window {c}" for c in per_window)]
+    header += ["open req", "1st window s"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for latency, r in rows:
         cells = [f"{latency * 1000:.0f} ms", *(f"{r[c]:.2f}x" for c in cases)]
+        cells += [f"{r[f'{c} requests/window']:.3f}" for c in per_window]
         cells += [
-            f"{r['iter_samples requests/window']:.3f}",
-            f"{r['take x16 requests/window']:.3f}",
             f"{r['open_requests']}",
             f"{r['first_window_s']:.2f}",
         ]

@@ -37,6 +37,7 @@ from typing import Any
 
 from ._datasets import start_pools_safely
 from .frames import fork_is_unsafe
+from .orders import shuffled_in_known_order
 
 _GUARD = 'if __name__ == "__main__":'
 
@@ -163,6 +164,7 @@ def safe_dataloader(
         )
     if batch_size is not None or kwargs.get("batch_sampler") is not None:
         kwargs.setdefault("collate_fn", quiet_default_collate)
+    dataset = shuffled_in_known_order(dataset, kwargs)  # read ahead of its shuffle (orders.py)
     if num_workers == 0:
         return DataLoader(dataset, batch_size=batch_size, num_workers=0, **kwargs)
     check_main_guard("safe_dataloader")

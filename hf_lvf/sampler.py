@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +41,29 @@ def _check_bool(name: str, value: object) -> bool:
     return value
 
 
+@dataclass
+class _ClipOrder:
+    """A sampler's windows of each epoch, from its options alone: the order a view is told
+    (``VideoWindows.expect_order``), so that its DataLoader workers read ahead of it."""
+
+    sampling: ClipSampling
+    seed: int
+    shuffle: bool
+    num_replicas: int
+    rank: int
+    drop_last: bool
+    epoch: int = 0
+
+    def chosen(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, epoch])  # the draw first, then the order
+        chosen = self.sampling.select(plan, rng=rng)
+        return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
+
+    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+        chosen = self.chosen(plan, epoch)
+        return replica_indices(chosen, self.num_replicas, self.rank, self.drop_last)
+
+
 class ClipSampler:
     """Window indices of ``clips_per_video`` clips of each video per epoch, for a ``DataLoader``.
 
@@ -61,6 +85,9 @@ class ClipSampler:
             size of an initialised ``torch.distributed``, else 1.
         rank: this process's rank (default: ``torch.distributed``'s, else 0).
         drop_last: drop the tail instead of padding.
+
+    The sampler tells ``windows`` its order (``VideoWindows.expect_order``): a DataLoader
+    over them fetches the frames of the coming batches while one decodes, in every worker.
 
     Raises:
         ValueError: an argument is out of range (the message names it).
@@ -121,6 +148,11 @@ class ClipSampler:
         self.rank = rank
         self.epoch = 0
         self._total = int(self._sampling.counts(plan.windows_per_video).sum())
+        self._order = _ClipOrder(
+            self._sampling, self.seed, self.shuffle, self.num_replicas, rank, self.drop_last
+        )
+        if hasattr(windows, "expect_order"):
+            windows.expect_order(self._order)
 
     @property
     def clips_per_video(self) -> int:
@@ -132,17 +164,14 @@ class ClipSampler:
 
     def set_epoch(self, epoch: int) -> None:
         """Draw (``"random"``) and order (``shuffle``) the windows of epoch ``epoch`` next."""
-        self.epoch = check_int("epoch", epoch, 0)
+        self.epoch = self._order.epoch = check_int("epoch", epoch, 0)
 
     def epoch_indices(self) -> np.ndarray:
         """All ranks' windows of this epoch, in order, before the split across ranks."""
-        rng = np.random.default_rng([self.seed, self.epoch])  # the draw first, then the order
-        chosen = self._sampling.select(self._plan, rng=rng)
-        return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
+        return self._order.chosen(self._plan, self.epoch)
 
     def __iter__(self) -> Iterator[int]:
-        mine = replica_indices(self.epoch_indices(), self.num_replicas, self.rank, self.drop_last)
-        return iter(mine.tolist())
+        return iter(self._order.epoch_order(self._plan, self.epoch).tolist())
 
     def __len__(self) -> int:
         """Windows this rank reads per epoch (the same every epoch)."""

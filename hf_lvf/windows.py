@@ -20,6 +20,7 @@ from .frames import FetchAhead, FrameReader, check_fork_safe
 from .frames.ahead import closed_at_exit
 from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from .location import lance_options, pin_root
+from .orders import GivenOrder, KnownOrder, OrderedReads
 from .plan import SegmentPlan, WindowParams, check_integer
 from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 from .sizes import (
@@ -79,7 +80,8 @@ class VideoWindows:
             read uses.
         token: for ``hf://`` roots, a Hub token (default: ``HF_TOKEN`` / ``hf auth login``).
         decode_threads: threads that decode a batch; default ``min(4, cores)``.
-        fetch_ahead: how far iter_samples fetches ahead of decoding (default 8 reads, 64 MiB).
+        fetch_ahead: how far reads in a known order (iter_samples, :meth:`expect_order`)
+            fetch ahead of decoding (default 8 reads, 64 MiB of encoded frames).
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
@@ -212,16 +214,16 @@ class VideoWindows:
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
         self._read_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
+        self._ordered = OrderedReads(self._frames.reader, self._plan, self._start_rows)
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
     def __getstate__(self) -> dict[str, Any]:
-        return {key: getattr(self, f"_{key}") for key in _PICKLED}
+        return {key: getattr(self, f"_{key}") for key in _PICKLED} | {"order": self._ordered.order}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._setup(*(state.get(key) for key in _PICKLED))
-
-    # --- description ---
+        self._ordered.order = state.get("order")  # a sampler's order travels to its workers
 
     @property
     def uri(self) -> str:
@@ -278,8 +280,6 @@ class VideoWindows:
         """Which video and frames window ``index`` covers, without reading anything."""
         return segment_info(self._layout, self._plan, index)
 
-    # --- reading ---
-
     def __getitem__(self, index: int) -> dict[str, Any]:
         if isinstance(index, slice):
             return self.take(range(len(self))[index])
@@ -302,8 +302,18 @@ class VideoWindows:
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         if idx.size == 0:
             return []
-        video, video_idx, start_frame, frame_indices = self._read(idx)
+        with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
+            video, video_idx, start_frame, frame_indices = self._read(idx)
         return self._samples(idx, video_idx, start_frame, frame_indices, video)
+
+    def expect_order(self, order: Sequence[int] | np.ndarray | KnownOrder | None) -> None:
+        """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
+        batches of the first one's size, each DataLoader worker every ``num_workers``-th. A take
+        in that order fetches the frames of the next ones (``fetch_ahead``) while it decodes;
+        one out of order reads as ever; ``None`` forgets it (see :mod:`hf_lvf.orders`)."""
+        if order is not None and not hasattr(order, "epoch_order"):
+            order = GivenOrder(self._plan.normalize(np.asarray(order).reshape(-1)))
+        self._ordered.expect(order)
 
     def _samples(self, *columns: Any) -> list[dict[str, Any]]:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
@@ -363,11 +373,7 @@ class VideoWindows:
         return self.iter_samples()
 
     def to_iterable_dataset(
-        self,
-        shuffle: bool = False,
-        seed: int | None = None,
-        num_shards: int | None = None,
-        **clips: Any,
+        self, shuffle: bool = False, seed: int | None = None, num_shards: int | None = None, **clips
     ) -> datasets.IterableDataset:
         """These windows as a ``datasets.IterableDataset`` with the same :attr:`features`.
 
@@ -378,10 +384,6 @@ class VideoWindows:
             num_shards: contiguous slices of the order handed to DataLoader workers and
                 nodes; default: a power of two up to 64 with >= 8 windows each.
             **clips: ``clips_per_video=``, ``clip_sampling=``, ``clip_seed=``: see ``ClipSampler``.
-
-        Examples:
-            >>> ds = w.to_iterable_dataset(shuffle=True, seed=0)  # doctest: +SKIP
-            >>> ds.set_epoch(1); next(iter(ds))["sample_idx"]      # doctest: +SKIP
         """
         if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
             raise RuntimeError("import hf_lvf to use to_iterable_dataset")
@@ -399,11 +401,10 @@ class VideoWindows:
         # Before the frame cache: a forked child must fail on every read, not only on a miss.
         check_fork_safe(self.uri)
         video_idx, start_frame, frame_indices, rows = self._rows(idx)
+        height, width = self._out_size
         if idx.size == 0:
-            height, width = self._out_size
             empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
             return empty, video_idx, start_frame, frame_indices
-        height, width = self._out_size
         problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
         if problem is not None:
             raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")

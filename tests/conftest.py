@@ -72,11 +72,14 @@ def hub(hub_server: HubServer) -> Iterator[HubServer]:
 
 @pytest.fixture
 def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reads of a span and 8 frames (the least a shared read takes, as for HD frames), so
-    that the small roots of the tests take many reads, as big roots do."""
+    """Reads of a span and 8 frames (the least a shared read takes, as for HD frames), each
+    fetched ahead on its own, so that the small roots of the tests take many reads and
+    requests, as big roots do."""
     from hf_lvf import windows
+    from hf_lvf.frames import ahead
 
     monkeypatch.setattr(windows, "_STRIP_BYTES", 1)
+    monkeypatch.setattr(ahead, "GROUP_ROWS", 0)
 
 
 # =============================================================================

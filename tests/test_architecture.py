@@ -20,7 +20,7 @@ LAYERS = (
     ("location",),
     ("layout",),
     ("frames", "decode", "samples", "segments"),
-    ("batches",),
+    ("batches", "orders"),
     ("windows", "describe", "show", "root_binding"),
     ("_window_lists", "_datasets", "_formatters"),
     ("_feature",),

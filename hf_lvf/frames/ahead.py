@@ -35,6 +35,11 @@ from typing import ParamSpec, TypeVar
 import numpy as np
 
 Fetch = Callable[[np.ndarray], list[bytes]]
+# Batches one fetch takes at most (read_ahead's group_rows), and the rows that readers ask
+# a fetch to reach: a remote read of 512 scattered rows costs few more requests than one of
+# 160, and a local one as little.
+_MAX_GROUP = 8
+GROUP_ROWS = 512
 P = ParamSpec("P")
 G = TypeVar("G", bound=Generator)
 logger = logging.getLogger("hf_lvf.frames")
@@ -153,6 +158,7 @@ def read_ahead(
     seen: list[int] | None = None,
     *,
     daemon: bool = False,
+    group_rows: int = 0,
 ) -> Iterator[Fetched]:
     """Yield the encoded frames of each batch of ``row_batches``, fetched ahead by ``fetch``.
 
@@ -164,7 +170,10 @@ def read_ahead(
     reaches. Closing the generator drops the fetches under way: they end on their own
     (bounded by the reader's timeouts) and so do their threads, one per fetch, named
     ``hf_lvf-fetch``; ``daemon=True`` makes them daemon threads, which the exit of the
-    interpreter does not wait for.
+    interpreter does not wait for. With ``group_rows``, each fetch but that of the batch
+    needed next takes following batches (up to 8) until it holds that many rows: one
+    remote read of scattered rows costs about as many requests as one of fewer (the same
+    :class:`Fetched` is then yielded for each of its batches).
 
     Raises:
         whatever ``fetch`` raises, when the batch that failed is reached.
@@ -176,35 +185,51 @@ def read_ahead(
             rows = np.asarray(rows, np.int64)
             yield _counted(Fetched(rows, fetch(rows)), seen)
         return
-    # The batch to hand out next, then those fetched ahead: done, or a Future.
-    pending: deque[tuple[Fetched | Future[Fetched], int]] = deque()
+    # The batches to hand out next, then those fetched ahead: (done or a Future, rows, batches).
+    pending: deque[tuple[Fetched | Future[Fetched], int, int]] = deque()
     if not seen[0]:
         first = next(batches, None)
         if first is None:
             return
         first = np.asarray(first, np.int64)
-        pending.append((_counted(Fetched(first, fetch(first)), seen), first.size))
+        pending.append((_counted(Fetched(first, fetch(first)), seen), first.size, 1))
     exhausted = False
     try:
         while True:
             per_row = seen[1] / max(seen[0], 1)
-            ahead = sum(n for _, n in list(pending)[1:]) * per_row
+            ahead = sum(n for _, n, _ in list(pending)[1:]) * per_row
             while not exhausted and len(pending) <= options.depth:
                 if len(pending) > 1 and ahead > options.max_bytes:
                     break
-                rows = next(batches, None)
-                if rows is None:
-                    exhausted = True
+                group = []
+                while not group or (pending and _fits(group, group_rows, per_row, options)):
+                    rows = next(batches, None)
+                    if rows is None:
+                        exhausted = True
+                        break
+                    group.append(np.asarray(rows, np.int64))
+                if not group:
                     break
-                rows = np.asarray(rows, np.int64)
-                pending.append((_start_fetch(fetch, rows, daemon), len(rows)))
+                rows = group[0] if len(group) == 1 else np.unique(np.concatenate(group))
+                pending.append((_start_fetch(fetch, rows, daemon), len(rows), len(group)))
                 ahead += len(rows) * per_row
             if not pending:
                 return
-            item, _ = pending.popleft()
-            yield item if isinstance(item, Fetched) else _counted(item.result(), seen)
+            item, _, count = pending.popleft()
+            fetched = item if isinstance(item, Fetched) else _counted(item.result(), seen)
+            for _ in range(count):
+                yield fetched
     finally:
         pending.clear()  # what is under way ends on its own, its result dropped
+
+
+def _fits(group: list[np.ndarray], group_rows: int, per_row: float, options: FetchAhead) -> bool:
+    """Whether a fetch of ``group``'s batches takes one batch more: fewer than ``group_rows``
+    rows, and (estimated) bytes within a share of the budget that leaves room for ``depth``
+    such fetches twice over."""
+    rows = sum(len(r) for r in group)
+    share = options.max_bytes / (2 * max(options.depth, 1))
+    return len(group) < _MAX_GROUP and rows < group_rows and rows * per_row < share
 
 
 def _start_fetch(fetch: Fetch, rows: np.ndarray, daemon: bool) -> Future[Fetched]:
@@ -260,7 +285,9 @@ class AheadReads:
         the block (a ``break``, an exception, ``close()`` of the caller) stops the read-ahead.
         """
         seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
-        fetched = read_ahead(self._read_now, row_batches, options, seen, daemon=self.is_remote)
+        fetched = read_ahead(
+            self._read_now, row_batches, options, seen, daemon=self.is_remote, group_rows=GROUP_ROWS
+        )
 
         def next_batch() -> None:
             self._current = None
