@@ -122,8 +122,6 @@ def _table_videos(rows, fmt) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("fmt", ["arrow", "pandas", "polars"])
 def test_table_formats_give_the_core_windows(root, core, fmt):
-    if fmt == "polars":
-        pytest.importorskip("polars")
     rows = list(_stream(root).with_format(fmt))
     assert len(rows) == 9 and all(len(r) == 1 for r in rows)
     videos = _table_videos(rows, fmt)
