@@ -29,6 +29,9 @@ message naming any that moved):
   tables of its ``arrow``/``pandas``/``polars`` formats: wrapped so that dense arrays become
   columns directly (:func:`hf_lvf._formatters.rows_table`), not nested lists (~2 s a
   16x224x224 window), the rest as there (``cast_to_python_objects``). Optional.
+- ``datasets.combine._concatenate_iterable_datasets`` / ``_interleave_iterable_datasets``:
+  wrapped so that streams of references combined with streams of pixels are decoded first
+  (:mod:`hf_lvf._combining`). Optional (else datasets' "features can't be aligned").
 - ``datasets.arrow_dataset.mp`` (``multiprocess``), where ``Dataset.map``/``filter`` with
   ``num_proc`` start their pool (a fork on Linux): behind :class:`_SafePools`, which starts it
   with ``forkserver`` once this process used Lance. Optional (else: ``ForkSafetyError``).
@@ -44,7 +47,6 @@ import copy
 import functools
 import importlib
 import inspect
-import itertools
 import logging
 import warnings
 from collections.abc import Callable, Iterator
@@ -52,7 +54,6 @@ from typing import Any
 
 import datasets
 import numpy as np
-import pyarrow as pa
 from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
@@ -60,13 +61,14 @@ from datasets.iterable_dataset import ExamplesIterable
 from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
 from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
+from . import _combining as combining
 from ._formatters import (
     WINDOW_FEATURES,
     WindowAwareNumpyFormatter,
     WindowAwarePythonFormatter,
     WindowAwareTorchFormatter,
     mark_windows,
-    rows_table,
+    wrap_convert_to_arrow,
 )
 
 logger = logging.getLogger(__name__)
@@ -95,6 +97,8 @@ INTERNALS = (
     ("datasets.utils.sharding", "_shuffle_gen_kwargs", True),
     ("datasets.utils.sharding", "_split_gen_kwargs", True),
     ("datasets.iterable_dataset", "_convert_to_arrow", False),
+    ("datasets.combine", "_concatenate_iterable_datasets", False),
+    ("datasets.combine", "_interleave_iterable_datasets", False),
     ("datasets.features.features", "cast_to_python_objects", True),
     ("datasets.arrow_dataset", "mp", False),
     ("datasets.builder", "ArrowBasedBuilder", True),  # its _prepare_split_single
@@ -153,43 +157,8 @@ def register_window_feature(feature_type: type, name: str) -> None:
         format_types["numpy"] = WindowAwareNumpyFormatter
     if format_types.get("torch") is TorchFormatter:
         format_types["torch"] = WindowAwareTorchFormatter
-    _wrap_convert_to_arrow()
-
-
-def _wrap_convert_to_arrow() -> None:
-    """Make streams' table formats build dense columns directly (idempotent; see INTERNALS)."""
-    from datasets import iterable_dataset
-
-    convert = getattr(iterable_dataset, "_convert_to_arrow", None)
-    if convert is None:
-        logger.warning("datasets.iterable_dataset._convert_to_arrow not found: table formats slow")
-    elif not getattr(convert, "_hf_lvf_dense", False):
-        iterable_dataset._convert_to_arrow = _dense_convert_to_arrow(convert)
-
-
-def _dense_convert_to_arrow(convert: Any) -> Any:
-    from datasets.features.features import cast_to_python_objects
-
-    def slow(examples: list[dict[str, Any]]) -> pa.Table:  # datasets' own, for one batch
-        return pa.Table.from_pylist(cast_to_python_objects(examples, only_1d_for_numpy=True))
-
-    @functools.wraps(convert)
-    def convert_to_arrow(
-        iterable: Any, batch_size: Any, drop_last_batch: bool = False
-    ) -> Iterator[tuple[Any, pa.Table]]:
-        if batch_size is None or batch_size <= 0:  # one table of everything: datasets' own
-            yield from convert(iterable, batch_size, drop_last_batch)
-            return
-        iterator = iter(iterable)
-        for key, example in iterator:  # batches of batch_size, as datasets groups them
-            group = [(key, example), *itertools.islice(iterator, batch_size - 1)]
-            if len(group) < batch_size and drop_last_batch:
-                return
-            keys, examples = zip(*group, strict=True)
-            yield "_".join(str(k) for k in keys), rows_table(examples, slow)
-
-    convert_to_arrow._hf_lvf_dense = True
-    return convert_to_arrow
+    wrap_convert_to_arrow()
+    combining.install(feature_type)
 
 
 def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], None]) -> None:

@@ -18,26 +18,32 @@ is formatted exactly as datasets' own formatters do. The datasets internals reli
 (``NumpyFormatter``/``TorchFormatter`` and their ``_recursive_tensorize``,
 ``_consolidate``) are listed in :data:`hf_lvf._datasets.INTERNALS`.
 
-:func:`rows_table` is the other half, for the table formats (``arrow``, ``pandas``,
-``polars``) of a stream: the examples as the Arrow table ``datasets`` would build from them,
-with every dense array a column on its own memory instead of nested Python lists first.
+:func:`rows_table` (through :func:`wrap_convert_to_arrow`) is the other half, for the table
+formats (``arrow``, ``pandas``, ``polars``) of a stream: the examples as the Arrow table
+``datasets`` would build from them, with every dense array a column on its own memory
+instead of nested Python lists first.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import logging
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import datasets
 import numpy as np
 import pyarrow as pa
+from datasets.features.features import cast_to_python_objects
 from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
 
 from ._window_lists import WindowLists
+
+logger = logging.getLogger(__name__)
 
 # Feature types whose decoded columns keep their dtype in the numpy and torch formats.
 WINDOW_FEATURES: list[type] = []
@@ -93,6 +99,41 @@ def rows_table(
         else:
             table = pa.table({name: column})
     return table
+
+
+def wrap_convert_to_arrow() -> None:
+    """Make streams' table formats build dense columns directly (idempotent; see
+    :data:`hf_lvf._datasets.INTERNALS`)."""
+    from datasets import iterable_dataset
+
+    convert = getattr(iterable_dataset, "_convert_to_arrow", None)
+    if convert is None:
+        logger.warning("datasets.iterable_dataset._convert_to_arrow not found: table formats slow")
+    elif not getattr(convert, "_hf_lvf_dense", False):
+        iterable_dataset._convert_to_arrow = _dense_convert_to_arrow(convert)
+
+
+def _dense_convert_to_arrow(convert: Any) -> Any:
+    def slow(examples: list[dict[str, Any]]) -> pa.Table:  # datasets' own, for one batch
+        return pa.Table.from_pylist(cast_to_python_objects(examples, only_1d_for_numpy=True))
+
+    @functools.wraps(convert)
+    def convert_to_arrow(
+        iterable: Any, batch_size: Any, drop_last_batch: bool = False
+    ) -> Iterator[tuple[Any, pa.Table]]:
+        if batch_size is None or batch_size <= 0:  # one table of everything: datasets' own
+            yield from convert(iterable, batch_size, drop_last_batch)
+            return
+        iterator = iter(iterable)
+        for key, example in iterator:  # batches of batch_size, as datasets groups them
+            group = [(key, example), *itertools.islice(iterator, batch_size - 1)]
+            if len(group) < batch_size and drop_last_batch:
+                return
+            keys, examples = zip(*group, strict=True)
+            yield "_".join(str(k) for k in keys), rows_table(examples, slow)
+
+    convert_to_arrow._hf_lvf_dense = True
+    return convert_to_arrow
 
 
 def _is_dense(value: Any) -> bool:
@@ -249,4 +290,10 @@ class WindowAwareTorchFormatter(_KeepWindows, TorchFormatter):
         return value
 
 
-__all__ = ["WINDOW_FEATURES", "is_handed_out", "mark_windows", "rows_table"]
+__all__ = [
+    "WINDOW_FEATURES",
+    "is_handed_out",
+    "mark_windows",
+    "rows_table",
+    "wrap_convert_to_arrow",
+]

@@ -112,6 +112,9 @@ class _PermutedWindows(BaseExamplesIterable):
         clip_seed: int = 0,
     ):
         super().__init__()
+        # A leaf, no threads of its own: what datasets' interleaving asks of each source (a
+        # subclass of _BaseExamplesIterable without it is taken for a wrapper of others).
+        self._sleep_on_threads_shutdown = False
         self.windows = windows
         self.shuffle = shuffle
         self.seed = seed

@@ -22,7 +22,7 @@ LAYERS = (
     ("frames", "decode", "samples", "segments"),
     ("batches", "orders"),
     ("windows", "describe", "show", "root_binding"),
-    ("_window_lists", "_datasets", "_formatters"),
+    ("_window_lists", "_datasets", "_formatters", "_combining"),
     ("_feature",),
     ("iterable", "loader", "references", "sampler", "shards", "config"),
     ("builder",),

@@ -32,7 +32,11 @@ def test_a_missing_internal_is_named(monkeypatch):
 def test_only_the_glue_module_touches_private_datasets_names():
     wrong = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name in ("_datasets.py", "_formatters.py"):  # the glue, its internals listed
+        if path.name in (
+            "_datasets.py",
+            "_formatters.py",
+            "_combining.py",
+        ):  # the glue, its internals listed
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("datasets"):

@@ -101,6 +101,36 @@ def test_concatenate_and_interleave_read_each_rows_root(roots):
     _assert_rows(stream, alternating[:-1])  # a stream stops as soon as A has none left
 
 
+def _stream(root: Path) -> datasets.IterableDataset:
+    return datasets.load_dataset(
+        "hf_lvf", data_dir=str(root), split="train", streaming=True, **PARAMS
+    )
+
+
+def test_streams_of_pixels_and_of_references_combine(roots):
+    """A stream (pixels, Array4D) with a map-style dataset's stream (references, WindowVideo),
+    and with a VideoWindows stream: every row its own root's pixels, uint8, in every format."""
+    a, b = _expected(roots["a"], "a"), _expected(roots["b"], "b")
+    sa, mb = _stream(roots["a"]), _load(roots["b"])
+    assert sa.features["video"] != mb.features["video"]  # the two kinds really differ
+    alternating = [row for pair in zip(a, b, strict=False) for row in pair]
+    for first, second, want in (
+        (sa, mb.to_iterable_dataset(), a + b),
+        (mb.to_iterable_dataset(), sa, b + a),
+        (sa, _load(roots["a"]).to_iterable_dataset(), a + a),
+    ):
+        _assert_rows(datasets.concatenate_datasets([first, second]), want)
+    mixed = datasets.interleave_datasets([sa, mb.to_iterable_dataset()])
+    _assert_rows(mixed, alternating[:-1])  # stops as soon as A has none left
+    for fmt in ("numpy", "torch"):
+        rows = list(mixed.with_format(fmt))
+        assert {str(row["video"].dtype) for row in rows} in ({"uint8"}, {"torch.uint8"})
+    # VideoWindows' own stream (a source of datasets' interleaving too).
+    core_b = VideoWindows(roots["b"], **PARAMS).to_iterable_dataset()
+    _assert_rows(datasets.interleave_datasets([sa, core_b]), alternating[:-1])
+    _assert_rows(datasets.concatenate_datasets([core_b, mb.to_iterable_dataset()]), b + b)
+
+
 def test_a_root_replaced_under_a_saved_dataset_is_a_named_error(roots, tmp_path):
     x = tmp_path / "x"
     shutil.copytree(roots["a"], x)
