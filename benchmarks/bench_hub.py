@@ -22,7 +22,10 @@ Columns (window_length 16, hop 4):
 
 then the Hub requests per window of the sequential pass, of the random orders and of the
 DataLoader (read from the stand-in's log), the requests that opening a root costs, and the
-seconds to the first window of a streaming ``load_dataset`` from a cold cache.
+seconds to the first window of a streaming ``load_dataset`` from a cold cache. Last, the
+bound of each ratio: a pass in a new order starts with a fetch that nothing was read ahead
+of, so at best it takes the local pass's time plus one round trip (``take x16``, in no
+known order, one round trip a batch).
 """
 
 from __future__ import annotations
@@ -290,6 +293,16 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     local = rows[0][1]
     print("\nlocal windows/s: " + ", ".join(f"{c} {local[f'{c} local/s']:.0f}" for c in cases))
+    # A pass starts with one fetch that nothing can be read ahead of (its order is new): at
+    # best a pass takes the local time plus one round trip; take x16 (no known order) waits
+    # one round trip a batch.
+    print("\nbound: the local time plus a round trip a pass (take x16: a batch):\n")
+    print("| latency | " + " | ".join(cases) + " |")
+    print("|" + "---|" * (len(cases) + 1))
+    for latency, r in rows:
+        per = {c: BATCH if c == "take x16" else args.windows for c in cases}
+        bounds = [1 / (1 + latency * r[f"{c} local/s"] / per[c]) for c in cases]
+        print(f"| {latency * 1000:.0f} ms | " + " | ".join(f"{b:.2f}x" for b in bounds) + " |")
 
 
 if __name__ == "__main__":
