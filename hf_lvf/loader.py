@@ -18,11 +18,16 @@ which cannot carry a lambda or a closure (``stream.map(lambda ...)``,
 A dataset that ``pickle`` refuses travels with ``dill`` instead (what ``datasets`` itself
 pickles functions with), torch's shared tensors still shared (a stream's epoch, which
 ``set_epoch`` changes under persistent workers).
+
+Persistent workers still up when the interpreter exits are shut down by an ``atexit``
+hook, before ``multiprocessing``'s own: left to the loader's garbage collection, they were
+shut down after it, and the resource tracker warned of leaked semaphores.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
 import copyreg
 import functools
 import io
@@ -30,6 +35,7 @@ import multiprocessing
 import pickle
 import sys
 import warnings
+import weakref
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from types import FrameType
@@ -40,6 +46,8 @@ from .frames import fork_is_unsafe
 from .orders import shuffled_in_known_order
 
 _GUARD = 'if __name__ == "__main__":'
+# Loaders with persistent workers, shut down at exit (weakly held: one let go shuts down then).
+_persistent: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def check_main_guard(entry: str) -> None:
@@ -170,7 +178,7 @@ def safe_dataloader(
     check_main_guard("safe_dataloader")
     if persistent_workers is None:
         persistent_workers = True
-    return DataLoader(
+    loader = DataLoader(
         _carried(dataset),
         batch_size=batch_size,
         num_workers=num_workers,
@@ -178,6 +186,23 @@ def safe_dataloader(
         persistent_workers=persistent_workers,
         **kwargs,
     )
+    if persistent_workers:
+        # Registered (once) after multiprocessing's own exit hook, so it runs before it.
+        atexit.unregister(_shut_down_persistent_workers)
+        atexit.register(_shut_down_persistent_workers)
+        _persistent.add(loader)
+    return loader
+
+
+def _shut_down_persistent_workers() -> None:
+    """Shut down the workers that loaders of :func:`safe_dataloader` keep between epochs (the
+    ``atexit`` hook): what torch's iterator does when it is collected (``_shutdown_workers``,
+    idempotent), while ``multiprocessing`` can still clean up after them."""
+    for loader in list(_persistent):
+        shutdown = getattr(getattr(loader, "_iterator", None), "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+    _persistent.clear()
 
 
 def _carried(dataset: Any) -> Any:

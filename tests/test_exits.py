@@ -1,8 +1,8 @@
 """Clean exits, as a user's script sees them: each scenario runs as a real subprocess.
 
 - A script that reads one window (a streaming dataset, ``iter_samples()``, a 2-worker
-  DataLoader) and ends with the iterator still open prints nothing at exit, exits 0 and
-  leaves no thread or process behind.
+  DataLoader) and ends with the iterator still open, or a whole epoch through persistent
+  workers, prints nothing at exit, exits 0 and leaves no thread or process behind.
 - Ctrl-C (SIGINT) in a read loop, local or from a Hub whose connections stall, ends the
   process within 2 s of the signal with one ordinary ``KeyboardInterrupt`` traceback.
 
@@ -70,6 +70,14 @@ _READ_ONE = {
                           split="train")
         it = iter(hf_lvf.safe_dataloader(ds, batch_size=2, num_workers=2))
         print("sample", next(it)["sample_idx"].tolist()[0])
+    """,
+    # A whole epoch, its persistent workers still up at exit (torch tensors went through them):
+    # torch shut them down too late, and the resource tracker warned of leaked semaphores.
+    "dataloader_epoch_torch": """
+        ds = load_dataset("hf_lvf", data_dir=ROOT, window_length=4, hop_size=16,
+                          streaming=True, split="train").with_format("torch")
+        loader = hf_lvf.safe_dataloader(ds, batch_size=2, num_workers=2)
+        print("sample", [batch["sample_idx"].tolist()[0] for batch in loader][0])
     """,
 }
 
