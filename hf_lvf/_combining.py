@@ -57,7 +57,11 @@ def decoded_where_mixed(dsets: list[Any]) -> list[Any]:
     decoded: dict[str, Any] = {}  # column -> the Array4D its references decode to
     for column in {name for f in features if f is not None for name in f}:
         kinds = [f.get(column) for f in features if f is not None]
-        references = [k for k in kinds if isinstance(k, tuple(_REFERENCE_TYPES))]
+        references = [
+            k
+            for k in kinds
+            if isinstance(k, tuple(_REFERENCE_TYPES)) and getattr(k, "decode", True)
+        ]  # decode=False: references asked for as such, left to datasets
         arrays = {repr(k.array) for k in references if getattr(k, "array", None) is not None}
         if len(arrays) == 1 and any(repr(k) in arrays for k in kinds if k not in references):
             decoded[column] = references[0].array
