@@ -23,18 +23,15 @@ from typing import Any
 
 import datasets
 
-from ._formatters import mark_windows
-
-_REFERENCE_TYPES: list[type] = []
+from ._formatters import WINDOW_FEATURES, mark_windows
 
 
-def install(reference_type: type) -> None:
-    """Decode columns of ``reference_type`` (a feature with the ``array`` its values decode to)
-    in streams combined with streams of that ``array`` (idempotent)."""
+def install() -> None:
+    """Decode the columns of window features (:data:`hf_lvf._formatters.WINDOW_FEATURES`, each
+    with the ``array`` its values decode to) in streams combined with streams of that
+    ``array`` (idempotent)."""
     from datasets import combine
 
-    if reference_type not in _REFERENCE_TYPES:
-        _REFERENCE_TYPES.append(reference_type)
     for name in ("_concatenate_iterable_datasets", "_interleave_iterable_datasets"):
         combine_streams = getattr(combine, name, None)
         if combine_streams is not None and not getattr(combine_streams, "_hf_lvf", False):
@@ -57,14 +54,17 @@ def decoded_where_mixed(dsets: list[Any]) -> list[Any]:
     decoded: dict[str, Any] = {}  # column -> the Array4D its references decode to
     for column in {name for f in features if f is not None for name in f}:
         kinds = [f.get(column) for f in features if f is not None]
+        # decode=False: references asked for as such, left to datasets.
         references = [
             k
             for k in kinds
-            if isinstance(k, tuple(_REFERENCE_TYPES)) and getattr(k, "decode", True)
-        ]  # decode=False: references asked for as such, left to datasets
-        arrays = {repr(k.array) for k in references if getattr(k, "array", None) is not None}
-        if len(arrays) == 1 and any(repr(k) in arrays for k in kinds if k not in references):
-            decoded[column] = references[0].array
+            if isinstance(k, tuple(WINDOW_FEATURES)) and k.decode and k.array is not None
+        ]
+        array = references[0].array if references else None
+        # One decoded shape, and some stream holds those pixels.
+        same = array is not None and all(k.array == array for k in references)
+        if same and any(k == array for k in kinds):
+            decoded[column] = array
     if not decoded:
         return dsets
     out = []

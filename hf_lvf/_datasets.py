@@ -158,7 +158,7 @@ def register_window_feature(feature_type: type, name: str) -> None:
     if format_types.get("torch") is TorchFormatter:
         format_types["torch"] = WindowAwareTorchFormatter
     wrap_convert_to_arrow()
-    combining.install(feature_type)
+    combining.install()
 
 
 def start_pools_safely(fork_is_unsafe: Callable[[], bool], check: Callable[[], None]) -> None:
