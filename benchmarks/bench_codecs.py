@@ -33,7 +33,7 @@ Last, the cost of measuring fidelity: ``convert_videos`` of the three clips in t
 (``workers=0``) with ``fidelity=True`` against ``fidelity=False``, turn by turn.
 
     python benchmarks/bench_codecs.py                   # everything (~15 min on 2 cores)
-    python benchmarks/bench_codecs.py --quick           # 48 frames per clip
+    python benchmarks/bench_codecs.py --quick           # 96 frames per clip
     python benchmarks/bench_codecs.py --rows "WebP q90,JPEG q90"   # some rows only
     python benchmarks/bench_codecs.py --fidelity-cost   # only the last table
 """
@@ -44,11 +44,10 @@ import argparse
 import io
 import math
 import os
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import av
@@ -58,6 +57,9 @@ from PIL import Image
 from hf_lvf import VideoWindows, write_frames
 from hf_lvf.decode import check_codec, encode_frame, read_header
 from hf_lvf.decode.pixels import decode_into, decode_resized
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_windows import DecodeLimit  # noqa: E402
 
 CLIPS = ("bigbuckbunny", "bikes", "carphone_pristine")
 ROWS = (
@@ -130,25 +132,22 @@ def sequential_pass(w: VideoWindows) -> int:
     return sum(1 for _ in w.iter_samples())
 
 
-def decode_limit(w: VideoWindows, threads: int) -> Callable[[], None]:
-    """Only decoding the frames of a pass (each once) on ``threads`` threads, from bytes in
-    memory into a buffer per thread (resized as ``w`` resizes, DCT-scaled where it would)."""
-    blobs = w._frames.reader.read(np.arange(int(w.layout.num_frames.sum())))
-    headers = [read_header(b) for b in blobs]
-    size, crop, scaled = w.frame_size, w._sizing.crop, w._sizing.decode_scaled
-    local = threading.local()
-    pool = ThreadPoolExecutor(threads)
+def decode_limit(w: VideoWindows) -> Callable[[], None]:
+    """Only decoding the frames of a pass (each once) on all cores, from bytes in memory into
+    a buffer per thread (``bench_windows.DecodeLimit``), resized as ``w`` resizes, DCT-scaled
+    where it would."""
+    crop, scaled = w._sizing.crop, w._sizing.decode_scaled
 
-    def decode(k: int) -> None:
-        header = headers[k]
-        if (header.height, header.width) != size:
-            decode_resized(blobs[k], header, size, crop, decode_scaled=scaled)
-            return
-        if getattr(local, "slot", None) is None:
-            local.slot = np.empty((header.height, header.width, 3), np.uint8)
-        decode_into(blobs[k], header, local.slot)
+    def decode_frame(blob: bytes, out: np.ndarray) -> None:
+        header = read_header(blob)
+        if (header.height, header.width) == out.shape[:2]:
+            decode_into(blob, header, out)
+        else:
+            out[...] = decode_resized(blob, header, out.shape[:2], crop, decode_scaled=scaled)
 
-    return lambda: list(pool.map(decode, range(len(blobs))))
+    limit = DecodeLimit(w, decode_frame)
+    blobs = limit.blobs(np.arange(len(w)))  # the distinct frames of every window
+    return lambda: limit.decode(blobs)
 
 
 def read_rates(root: Path, rounds: int, pyav: Callable[[], int], **sizing) -> dict[str, float]:
@@ -158,7 +157,7 @@ def read_rates(root: Path, rounds: int, pyav: Callable[[], int], **sizing) -> di
     calls = {
         "seq": lambda: sequential_pass(w),
         "random": lambda: [w.take(order[i : i + BATCH]) for i in range(0, len(w), BATCH)],
-        "limit": decode_limit(w, w._decode_threads),
+        "limit": decode_limit(w),
         "pyav": pyav,
     }
     spent = dict.fromkeys(calls, 0.0)
@@ -174,7 +173,9 @@ def read_rates(root: Path, rounds: int, pyav: Callable[[], int], **sizing) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="48 frames per clip")
+    parser.add_argument(
+        "--quick", action="store_true", help="96 frames per clip (more than a 224x224 strip)"
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--fidelity-cost", action="store_true", help="only that table")
     parser.add_argument("--rows", help="comma-separated row labels (default: all)")
@@ -182,7 +183,7 @@ def main() -> None:
     if args.fidelity_cost:
         fidelity_cost(args.rounds)
         return
-    limit = 48 if args.quick else None
+    limit = 96 if args.quick else None  # a clip within one strip would be decoded once
     sources = {name: decode_clip(name, limit) for name in CLIPS}
     hd = sources[CLIPS[0]]
     print(f"load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")

@@ -111,11 +111,21 @@ class ReferenceReader:
         return out
 
 
-class DecodeLimit:
-    """Only decoding frames, from bytes already in memory, on all cores, into reused buffers."""
+def _webp_into(blob: bytes, out: np.ndarray) -> None:
+    imagecodecs.webp_decode(blob, out=out)
 
-    def __init__(self, windows: VideoWindows):
+
+class DecodeLimit:
+    """Only decoding frames, from bytes already in memory, on all cores, into reused buffers
+    of the view's frame size; ``decode_frame(blob, out)`` decodes one (default: WebP)."""
+
+    def __init__(
+        self,
+        windows: VideoWindows,
+        decode_frame: Callable[[bytes, np.ndarray], None] = _webp_into,
+    ):
         self._w = windows
+        self._decode_frame = decode_frame
         self._ds = lance.dataset(windows.uri)
         self._pool = ThreadPoolExecutor(CORES)
         # A frame's worth of memory per thread, touched once here.
@@ -141,7 +151,7 @@ class DecodeLimit:
 
         def decode(out: np.ndarray) -> None:
             for blob in frames:  # next() of a list iterator is atomic under the GIL
-                imagecodecs.webp_decode(blob, out=out)
+                self._decode_frame(blob, out)
 
         for future in [self._pool.submit(decode, out) for out in self._out]:
             future.result()
