@@ -124,7 +124,9 @@ def view(root: Path, **sizing) -> VideoWindows:
     """A view read pass after pass; at 224x224 its strips hold 64 frames (one random batch),
     less than the clip, so that each pass decodes every frame (see the module docstring)."""
     if sizing.get("frame_size"):
-        sizing = {"max_batch_bytes": BATCH * 16 * 224 * 224 * 3, **sizing}
+        height, width = sizing["frame_size"]
+        batch_bytes = BATCH * WINDOW["window_length"] * height * width * 3
+        sizing = {"max_batch_bytes": batch_bytes, **sizing}
     return VideoWindows(root, **WINDOW, **sizing)
 
 
