@@ -34,7 +34,7 @@ import numpy as np
 from PIL import Image
 
 from hf_lvf import convert_videos
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 
 def write_h264(path: Path, num_frames: int, size: tuple[int, int], seed: int) -> None:

@@ -26,7 +26,7 @@ from bench_windows import textured_frames
 from PIL import Image
 
 from hf_lvf.decode import encode_webp
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 CORES = os.cpu_count() or 1
 

@@ -31,7 +31,7 @@ import datasets
 import torch  # noqa: F401  (datasets imports it in IterableDataset.__init__: time it warm)
 
 import hf_lvf  # noqa: F401  (registers the builder)
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 PARAMS = {"window_length": 16, "hop_size": 4}
 FORMATS = [None, "numpy", "torch", "arrow", "pandas"] + (

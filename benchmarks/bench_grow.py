@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hf_lvf import merge_roots, write_frames
 from hf_lvf.decode import encode_webp
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 
 def videos(ids: range, num_frames: int, size: tuple[int, int]):

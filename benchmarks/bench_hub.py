@@ -262,7 +262,7 @@ def main() -> None:
         return
     args.windows = args.windows or (128 if args.quick else 320)
     args.rounds = args.rounds or (1 if args.quick else 3)
-    from hf_lvf.synthetic import write_synthetic_root
+    from hf_lvf.write.synthetic import write_synthetic_root
 
     with tempfile.TemporaryDirectory(prefix="bench_hub-") as name:
         tmp = Path(name)

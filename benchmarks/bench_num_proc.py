@@ -80,7 +80,7 @@ def main() -> None:
     if args.way:  # one way, in this fresh process
         print(json.dumps(run_way(args.way, args.root, args.rounds)))
         return
-    from hf_lvf.synthetic import write_synthetic_root
+    from hf_lvf.write.synthetic import write_synthetic_root
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from hf_lvf import VideoWindows
 from hf_lvf.decode import default_decode_threads, start_decoding
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 WINDOW_LENGTH = 16
 BATCH = 16

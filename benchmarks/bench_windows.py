@@ -58,7 +58,7 @@ import lance
 import numpy as np
 
 from hf_lvf import VideoWindows, write_frames
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 WINDOW_LENGTH = 16
 CORES = os.cpu_count() or 1

@@ -1,7 +1,7 @@
 """MkDocs hooks: the reference pages that are generated from the code, so they cannot drift.
 
 - ``<!-- hf_lvf:cli -->`` becomes the reference of every ``hf-lvf`` command, built from the
-  argparse parsers of :mod:`hf_lvf.cli_args` (usage, arguments by group, example).
+  argparse parsers of :mod:`hf_lvf.cli.args` (usage, arguments by group, example).
 - ``<!-- hf_lvf:load-dataset-options -->`` becomes the table of ``load_dataset("hf_lvf", ...)``
   options: the fields of :class:`hf_lvf.HfLvfConfig` with their types, defaults and the
   descriptions of its docstring (and of ``ClipConfig``'s).
@@ -118,8 +118,8 @@ def _arguments(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def cli_reference() -> str:
-    """Markdown for every ``hf-lvf`` command, from :func:`hf_lvf.cli_args.build_parser`."""
-    from hf_lvf.cli_args import build_parser
+    """Markdown for every ``hf-lvf`` command, from :func:`hf_lvf.cli.args.build_parser`."""
+    from hf_lvf.cli.args import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

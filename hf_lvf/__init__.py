@@ -1,12 +1,10 @@
 """hf_lvf: lance-video-frames roots as fixed-length frame windows for Hugging Face and PyTorch."""
 
-from ._feature import WindowVideo
+from ._moved import install as _install_moved
 from ._version import __version__
-from .builder import HfLvfConfig
 from .card import build_card
 from .convert import ConversionSummary, convert_videos
 from .decode import DEFAULT_QUALITY
-from .describe import describe
 from .errors import (
     ForkSafetyError,
     FrameDecodeError,
@@ -19,17 +17,20 @@ from .errors import (
     VideoDecodeError,
 )
 from .frames import FetchAhead
+from .hf.builder import HfLvfConfig
+from .hf.feature import WindowVideo
+from .hf.references import relocate_roots
 from .layout import MISSING_VALUES, VideoInfo, read_layout
-from .loader import safe_dataloader
-from .merge import merge_roots
-from .plan import WindowParams
+from .plan.segment_plan import WindowParams
+from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
 from .publish import push_card, push_to_hub
-from .references import relocate_roots
-from .sampler import ClipSampler
-from .show import save_window
-from .sizes import DEFAULT_MAX_FRAME_PIXELS
-from .windows import VideoWindows
-from .writer import write_frames
+from .read.describe import describe
+from .read.show import save_window
+from .read.windows import VideoWindows
+from .training.loader import safe_dataloader
+from .training.sampler import ClipSampler
+from .write.merge import merge_roots
+from .write.writer import write_frames
 
 __all__ = [
     "DEFAULT_MAX_FRAME_PIXELS",
@@ -65,3 +66,5 @@ __all__ = [
     "save_window",
     "write_frames",
 ]
+
+_install_moved()  # old module paths (pickles made before the packages by layer)

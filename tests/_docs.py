@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 import hf_lvf
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 TRAIN_LENGTHS = (48, 40, 36, 5, 48, 30)
 FPS = 29.97

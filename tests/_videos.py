@@ -12,7 +12,7 @@ import av
 import numpy as np
 from PIL import Image
 
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 # (codec, pixel format, encoder options) per container ending. H.264 in 4:2:0 needs even
 # sizes, so odd-sized clips use VP9, MJPEG or H.264 in 4:4:4 (which accept any size).

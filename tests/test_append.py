@@ -18,7 +18,7 @@ from _loading import PROJECT_ROOT, TIMEOUT
 from _roots import make_frames
 
 from hf_lvf import VideoWindows, write_frames
-from hf_lvf.append import write_lock
+from hf_lvf.write.append import write_lock
 
 LENGTHS = (7, 5, 9, 6, 8, 5, 7, 6, 10)  # 6 videos, then 3 appended
 FIRST, NEW = range(6), range(6, 9)
@@ -125,7 +125,7 @@ def test_sigkill_mid_append_leaves_the_old_root_and_needs_no_cleanup(six, tmp_pa
         f"""
         import os, signal, sys
         sys.path.insert(0, "tests")
-        import hf_lvf.append
+        import hf_lvf.write.append
         from _roots import make_frames
         from hf_lvf import write_frames
 
@@ -139,7 +139,7 @@ def test_sigkill_mid_append_leaves_the_old_root_and_needs_no_cleanup(six, tmp_pa
                 yield frame
 
         if {moment!r} == "after_commit":  # the Lance version exists, the metadata not yet
-            hf_lvf.append.write_metadata_atomic = die
+            hf_lvf.write.append.write_metadata_atomic = die
         if {moment!r} == "metadata_rename":  # the new metadata is written, not renamed
             os.replace = die
         write_frames({str(six)!r}, [("clip_6", frames(), None)], mode="append")

@@ -13,26 +13,25 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "hf_lvf"
 MAX_LINES = 420  # "~400": one concept a module
 
-# Bottom to top. A module may import modules of its own layer or below, never above.
+# Bottom to top, by package: the folders of hf_lvf/ are the layers. A module may import
+# modules of its own layer or below, never above (deferred imports too).
 LAYERS = (
-    ("errors", "_version"),
-    ("plan", "sizes", "timeline", "clips"),
-    ("location",),
-    ("layout",),
-    ("frames", "decode", "samples", "segments"),
-    ("batches", "orders"),
-    ("windows", "describe", "show", "root_binding"),
-    ("_window_lists", "_datasets", "_formatters", "_combining"),
-    ("_feature",),
-    ("iterable", "loader", "references", "sampler", "shards", "config"),
-    ("builder",),
-    ("writer", "synthetic", "append", "store_roots", "merge", "demo"),
-    ("convert",),
-    ("card",),
-    ("publish",),
-    ("cli", "cli_args"),
-    ("__init__",),
+    ("errors", "_version"),  # the exception tree
+    ("plan",),  # pure numpy: parameters -> which frames make which sample
+    ("location",),  # where a root lives: local, hf://, object stores
+    ("layout",),  # _metadata.json <-> the video table
+    ("frames", "decode"),  # Lance rows (the only `import lance`); bytes -> pixels
+    ("read",),  # the reading core: VideoWindows and what it builds on
+    ("hf",),  # the datasets front ends
+    ("training",),  # the PyTorch helpers
+    ("write",),  # writing and growing roots
+    ("convert",),  # video files and other datasets -> roots
+    ("card",),  # dataset cards
+    ("publish",),  # pushing to the Hub
+    ("cli",),  # hf-lvf
+    ("__init__", "_moved"),  # the public API; old module paths
 )
+MAX_TOP_LEVEL_MODULES = 10  # beside __init__, _version and the packages
 # Where each outside system may be imported (top-level package name -> modules).
 SYSTEMS = {
     "lance": {"frames"},
@@ -158,8 +157,8 @@ def test_import_graph_has_no_cycle():
 
 def test_cycle_detection_sees_deferred_imports(tmp_path):
     # The graph builder itself: an import inside a function counts.
-    tree = ast.parse("def f():\n    from .windows import VideoWindows\n")
-    assert ("@windows", ["VideoWindows"], 2) in _imports("plan", tree)
+    tree = ast.parse("def f():\n    from ..read.windows import VideoWindows\n")
+    assert ("@read.windows", ["VideoWindows"], 2) in _imports("plan.sizes", tree)
 
 
 def test_outside_systems_stay_in_their_module():
@@ -189,3 +188,31 @@ def test_modules_hold_one_concept():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"modules longer than {MAX_LINES} lines: {long}"
+
+
+def test_the_top_level_shows_the_layers():
+    modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "_version"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, f"top-level modules: {modules}"
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    in_layers = {name for layer in LAYERS for name in layer}
+    assert packages <= in_layers, f"packages in no layer: {sorted(packages - in_layers)}"
+    assert set(modules) <= in_layers, f"modules in no layer: {sorted(set(modules) - in_layers)}"
+
+
+def test_every_package_says_its_concept():
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and len(doc.split()) >= 12, f"{init.relative_to(PACKAGE)} has no docstring"
+
+
+def test_old_module_paths_still_import():
+    # Pickles made before the packages by layer name these paths (tests/test_compat.py).
+    import importlib
+
+    from hf_lvf._moved import MOVED
+
+    for old, new in MOVED.items():
+        assert not (PACKAGE / (old.split(".", 1)[1] + ".py")).exists(), old
+        moved, home = importlib.import_module(old), importlib.import_module(new)
+        public = [n for n in vars(home) if not n.startswith("__")]
+        assert public and all(getattr(moved, n) is getattr(home, n) for n in public), old

@@ -24,7 +24,7 @@ from _roots import assert_same_sample, oracle_sample, oracle_windows, read_meta
 
 import hf_lvf
 from hf_lvf import HfLvfConfig, RootNotFoundError, VideoWindows, WindowVideo
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 MODES = pytest.mark.parametrize("streaming", [False, True], ids=["map", "streaming"])
 

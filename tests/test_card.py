@@ -23,7 +23,7 @@ from hf_lvf.card import (
 )
 from hf_lvf.cli import main
 from hf_lvf.layout import read_layout
-from hf_lvf.synthetic import synthetic_frames, write_synthetic_root
+from hf_lvf.write.synthetic import synthetic_frames, write_synthetic_root
 
 # The Hub's accepted size categories (https://huggingface.co/docs/hub/datasets-cards).
 HUB_SIZE_CATEGORIES = {

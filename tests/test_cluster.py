@@ -52,7 +52,7 @@ def clips(tmp_path_factory) -> list[Path]:
 _DASK_PRELUDE = """
     import json, os, signal, sys
     from distributed import Client, LocalCluster
-    import hf_lvf.append
+    import hf_lvf.write.append
     from hf_lvf import convert_videos
 
     def die(*args, **kwargs):

@@ -158,7 +158,7 @@ def test_any_executor_gives_the_same_root(tmp_path: Path) -> None:
 
 def test_commit_fragments_keeps_their_order_and_drops_strays(tmp_path: Path) -> None:
     from hf_lvf.frames import commit_fragments, write_fragments
-    from hf_lvf.writer import frame_batches, frame_encoder
+    from hf_lvf.write.writer import frame_batches, frame_encoder
 
     def fragments(video_id: int, num_frames: int) -> list:
         frames = [np.full((4, 6, 3), 10 * video_id + i, np.uint8) for i in range(num_frames)]

@@ -13,7 +13,7 @@ from PIL import Image
 from hf_lvf import VideoWindows
 from hf_lvf.decode import start_decoding, webp_canvas_size
 from hf_lvf.errors import FrameDecodeError
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 
 def _pillow_frames(root) -> np.ndarray:

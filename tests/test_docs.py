@@ -211,7 +211,7 @@ def test_load_dataset_options_cover_the_config() -> None:
 
 
 def test_cli_reference_has_every_command_and_option() -> None:
-    from hf_lvf.cli_args import build_parser
+    from hf_lvf.cli.args import build_parser
 
     text = _docs_hooks().cli_reference()
     parser = build_parser()

@@ -16,7 +16,7 @@ import pytest
 from hub_server import free_port
 
 import hf_lvf
-from hf_lvf.synthetic import synthetic_frames
+from hf_lvf.write.synthetic import synthetic_frames
 
 pytest.importorskip("torch", reason="the examples train with torch (the torch extra)")
 

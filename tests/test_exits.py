@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from hub_server import HubServer
 
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 # Generous bounds for a loaded machine; the assertions are about what happens, and the one
 # about time is the 2 s the issue asks for between Ctrl-C and the end of the process.
@@ -175,8 +175,8 @@ def test_a_script_that_reads_one_window_and_ends_exits_cleanly(tmp_path, root, s
 
 
 _READ_LOOP = """
-    import hf_lvf.windows
-    hf_lvf.windows._STRIP_BYTES = 1  # many small reads, as on a big root
+    import hf_lvf.read.windows
+    hf_lvf.read.windows._STRIP_BYTES = 1  # many small reads, as on a big root
     {make}
     reading = False
     while True:

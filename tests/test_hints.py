@@ -13,7 +13,7 @@ from _videos import write_video
 
 import hf_lvf
 from hf_lvf import RootNotFoundError, VideoWindows
-from hf_lvf.builder import HfLvf
+from hf_lvf.hf.builder import HfLvf
 from hf_lvf.location import count_video_files
 from hf_lvf.location import hints as hints_module
 

@@ -35,7 +35,7 @@ from hf_lvf.location import (
     read_hub_file,
 )
 from hf_lvf.publish import push_card
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 pytestmark = pytest.mark.hub
 

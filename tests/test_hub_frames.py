@@ -20,7 +20,7 @@ from huggingface_hub import DatasetCard
 
 from hf_lvf import VideoWindows, push_to_hub, write_frames
 from hf_lvf.layout import read_layout
-from hf_lvf.synthetic import synthetic_frames, write_synthetic_root
+from hf_lvf.write.synthetic import synthetic_frames, write_synthetic_root
 
 pytestmark = pytest.mark.hub
 

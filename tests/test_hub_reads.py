@@ -14,7 +14,7 @@ from hub_server import HubServer
 
 from hf_lvf import HubError, VideoWindows
 from hf_lvf.frames import remote as frames_module
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 pytestmark = [pytest.mark.hub, pytest.mark.usefixtures("small_reads")]
 

@@ -9,7 +9,7 @@ from _loading import assert_rows_equal, long_videos_root
 from _roots import hf_root
 
 from hf_lvf import VideoWindows
-from hf_lvf.iterable import default_num_shards, window_ranges
+from hf_lvf.hf.iterable import default_num_shards, window_ranges
 
 
 @pytest.fixture(scope="module")

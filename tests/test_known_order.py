@@ -1,4 +1,4 @@
-"""Reading ahead of batches taken in a known order (hf_lvf.orders): ``expect_order`` and
+"""Reading ahead of batches taken in a known order (hf_lvf.read.orders): ``expect_order`` and
 ``take``, ``safe_dataloader(..., shuffle=True)`` with 0 and 2 workers, ``ClipSampler``. The
 samples are exactly those of the order the sampler alone gives; the read-ahead is only
 where the frames come from."""
@@ -14,7 +14,7 @@ from _roots import hf_root
 
 import hf_lvf
 from hf_lvf import ClipSampler, FetchAhead, VideoWindows
-from hf_lvf.orders import EpochShuffle
+from hf_lvf.read.orders import EpochShuffle
 
 pytestmark = pytest.mark.usefixtures("small_reads")
 

@@ -14,7 +14,7 @@ import pytest
 from _roots import FRAME_SIZE, foreign_videos, make_frames, read_meta, webp, write_foreign_root
 from PIL import Image
 
-import hf_lvf.windows as windows_module
+import hf_lvf.read.windows as windows_module
 from hf_lvf import (
     FrameDecodeError,
     LayoutError,

@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 
 from hf_lvf import HubError, VideoWindows, push_to_hub
 from hf_lvf.publish import _upload
-from hf_lvf.synthetic import write_synthetic_root
+from hf_lvf.write.synthetic import write_synthetic_root
 
 pytestmark = pytest.mark.hub
 
@@ -35,7 +35,7 @@ def _grow(small: Path, full: Path, dest: Path, *, appends: int) -> Path:
     rest = lance.dataset(str(full)).to_table().slice(start)
     for rows in np.array_split(np.arange(rest.num_rows), appends):
         lance.write_dataset(rest.slice(int(rows[0]), len(rows)), str(dest), mode="append")
-    # The metadata names the Lance version it describes (see hf_lvf.append).
+    # The metadata names the Lance version it describes (see hf_lvf.write.append).
     meta = json.loads((full / "_metadata.json").read_text())
     meta["lance_version"] = lance.dataset(str(dest)).version
     (dest / "_metadata.json").write_text(json.dumps(meta, indent=1) + "\n")

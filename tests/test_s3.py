@@ -34,7 +34,7 @@ from hf_lvf import StoreError, VideoWindows, convert_videos, merge_roots, write_
 from hf_lvf.frames import remote as remote_reads
 from hf_lvf.location import store
 from hf_lvf.location.store import store_file_identity
-from hf_lvf.store_roots import LOCK_NAME, store_write_lock
+from hf_lvf.write.store_roots import LOCK_NAME, store_write_lock
 
 pytestmark = [pytest.mark.s3, pytest.mark.filterwarnings("ignore:lance is not fork-safe")]
 
@@ -145,7 +145,7 @@ def test_every_front_end_reads_from_s3_what_it_reads_from_disk(s3, uploaded, tmp
 
 @pytest.mark.usefixtures("small_reads")  # many reads of a small root, as of a big one
 def test_faults_are_retried_and_every_window_comes_once(s3, tmp_path, monkeypatch):
-    from hf_lvf.synthetic import write_synthetic_root
+    from hf_lvf.write.synthetic import write_synthetic_root
 
     monkeypatch.setattr(remote_reads, "_READ_TIMEOUT_S", 0.5)
     monkeypatch.setattr(remote_reads, "_BACKOFF_S", (0.05,))
@@ -175,7 +175,7 @@ def test_faults_are_retried_and_every_window_comes_once(s3, tmp_path, monkeypatc
 
 @pytest.mark.usefixtures("small_reads")
 def test_a_slow_store_is_read_ahead_and_streams_resume(s3, tmp_path):
-    from hf_lvf.synthetic import write_synthetic_root
+    from hf_lvf.write.synthetic import write_synthetic_root
 
     local = write_synthetic_root(tmp_path / "root", num_videos=3, num_frames=20)
     uri, options = s3.upload(local, s3.new_bucket(), "root"), s3.options()
@@ -429,7 +429,7 @@ def _wait_for(condition, what: str, seconds: float = 120.0) -> None:
 def test_a_writer_killed_mid_append_leaves_the_old_root_and_the_next_append_succeeds(
     s3, tmp_path, monkeypatch, when
 ):
-    from hf_lvf import store_roots
+    from hf_lvf.write import store_roots
 
     bucket, options = s3.new_bucket(), s3.options()
     uri = f"s3://{bucket}/root"
@@ -469,7 +469,7 @@ def test_a_writer_killed_mid_append_leaves_the_old_root_and_the_next_append_succ
 
 
 def test_one_writer_at_a_time(s3, tmp_path, monkeypatch):
-    from hf_lvf import store_roots
+    from hf_lvf.write import store_roots
 
     bucket, options = s3.new_bucket(), s3.options()
     uri = f"s3://{bucket}/root"
@@ -518,8 +518,8 @@ def test_one_writer_at_a_time(s3, tmp_path, monkeypatch):
 
 
 def test_a_stale_lock_from_another_host_is_taken_over(s3, monkeypatch):
-    from hf_lvf import store_roots
     from hf_lvf.location import write_store_file
+    from hf_lvf.write import store_roots
 
     bucket, options = s3.new_bucket(), s3.options()
     uri = f"s3://{bucket}/root"

@@ -244,7 +244,7 @@ def test_columns_and_fields(tmp_path, fresh_cache):
 
 
 def test_append_keeps_the_text_of_every_entry(tmp_path, fresh_cache):
-    from hf_lvf.synthetic import synthetic_frames
+    from hf_lvf.write.synthetic import synthetic_frames
 
     root = hf_lvf.write_frames(
         tmp_path / "root",

@@ -13,7 +13,7 @@ import pytest
 from _roots import hf_root
 
 import hf_lvf
-from hf_lvf import _formatters
+from hf_lvf.hf import formatters as _formatters
 
 torch = pytest.importorskip("torch")
 

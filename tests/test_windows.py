@@ -27,7 +27,7 @@ from _roots import (
 )
 from PIL import Image
 
-import hf_lvf.windows as windows_module
+import hf_lvf.read.windows as windows_module
 from hf_lvf import VideoWindows, WindowParams, write_frames
 
 

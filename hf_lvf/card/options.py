@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..layout import RootLayout
-from ..plan import WindowParams, check_frame_size, plan_windows
+from ..plan.segment_plan import WindowParams, check_frame_size, plan_windows
 
 logger = logging.getLogger(__name__)
 

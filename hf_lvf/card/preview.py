@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..layout import RootLayout, read_layout
-from ..plan import WindowParams
-from ..show import contact_sheet
-from ..windows import VideoWindows
+from ..plan.segment_plan import WindowParams
+from ..read.show import contact_sheet
+from ..read.windows import VideoWindows
 
 if TYPE_CHECKING:
     pass

@@ -11,9 +11,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..describe import fidelity_text
 from ..layout import combined_fields, read_layout
 from ..location import pin_root
+from ..read.describe import fidelity_text
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..layout import FieldKinds, RootLayout
-from ..segments import plan_root
+from ..read.segments import plan_root
 from .options import CardOptions, CardRoot, rate_text
 
 _SIZE_CATEGORIES = (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .decode import CODECS, DEFAULT_QUALITY
+from ..decode import CODECS, DEFAULT_QUALITY
 
 _DESCRIPTION = """\
 Video datasets in the lance-video-frames layout (one WebP frame per row of a Lance
@@ -271,7 +271,7 @@ def _add_storage_options(*parsers: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ._version import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="hf-lvf",

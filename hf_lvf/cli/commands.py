@@ -1,4 +1,4 @@
-"""The ``hf-lvf`` command line: runs the commands whose arguments :mod:`hf_lvf.cli_args`
+"""The ``hf-lvf`` command line: runs the commands whose arguments :mod:`hf_lvf.cli.args`
 defines. The only module that prints or configures logging."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import logging
 import sys
 import time
 
-from .cli_args import build_parser
-from .errors import LVFError
+from ..errors import LVFError
+from .args import build_parser
 
 # What a command prints as one line ("hf-lvf: error: ...") and exits 2 for; anything else is a
 # bug and keeps its traceback.
@@ -34,8 +34,8 @@ def _demo(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     import warnings
 
-    from .convert import convert_videos
-    from .errors import SkippedVideoWarning
+    from ..convert import convert_videos
+    from ..errors import SkippedVideoWarning
 
     with warnings.catch_warnings():
         # The summary lists the skipped files; no need to print each warning too.
@@ -76,8 +76,8 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .layout import read_layout
-    from .merge import merge_roots
+    from ..layout import read_layout
+    from ..write.merge import merge_roots
 
     started = time.perf_counter()
     options = args.storage_options
@@ -104,7 +104,7 @@ def _card_options(args: argparse.Namespace) -> dict:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from .publish import push_to_hub
+    from ..publish import push_to_hub
 
     commit = push_to_hub(
         args.root,
@@ -123,7 +123,7 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _card(args: argparse.Namespace) -> int:
-    from .card import write_card
+    from ..card import write_card
 
     written = write_card(
         args.root,
@@ -143,7 +143,7 @@ def _card(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     import json
 
-    from .describe import describe, format_description
+    from ..read.describe import describe, format_description
 
     described = describe(
         args.root,
@@ -157,8 +157,8 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .show import describe_sample, frame_duration_ms, save_window
-    from .windows import VideoWindows
+    from ..read.show import describe_sample, frame_duration_ms, save_window
+    from ..read.windows import VideoWindows
 
     windows = VideoWindows(
         args.root,

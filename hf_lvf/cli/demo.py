@@ -7,9 +7,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import builder  # noqa: F401  (registers load_dataset("hf_lvf"))
-from .synthetic import write_synthetic_root
-from .windows import VideoWindows
+from ..hf import builder  # noqa: F401  (registers load_dataset("hf_lvf"))
+from ..read.windows import VideoWindows
+from ..write.synthetic import write_synthetic_root
 
 
 def run_demo(

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..append import WriteMode, fidelity_summary, resolve_mode
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import SkippedVideoWarning, VideoDecodeError
 from ..frames import LANCE_VERSION_FIELD, commit_fragments
-from ..loader import check_main_guard
 from ..location import is_object_store_uri, lance_options
-from ..sizes import Crop
-from ..writer import build_metadata
+from ..plan.sizes import Crop
+from ..training.loader import check_main_guard
+from ..write.append import WriteMode, fidelity_summary, resolve_mode
+from ..write.writer import build_metadata
 
 if TYPE_CHECKING:
     pass

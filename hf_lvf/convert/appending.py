@@ -1,5 +1,5 @@
 """Where a conversion writes: a new root (built aside, renamed into place) or an existing
-one it appends to (fragments written into it, one commit; see :mod:`hf_lvf.append`)."""
+one it appends to (fragments written into it, one commit; see :mod:`hf_lvf.write.append`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..append import AppendTarget, WriteMode, appending
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
-from ..store_roots import StoreStage, appending_store, creating_store_root
-from ..writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
+from ..write.append import AppendTarget, WriteMode, appending
+from ..write.store_roots import StoreStage, appending_store, creating_store_root
+from ..write.writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
 from .decoding import _FrameOptions, _sha256
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
@@ -25,7 +25,7 @@ def _destination(
     root: str | os.PathLike[str], mode: WriteMode, storage_options: Mapping[str, str] | None
 ) -> Iterator[tuple[Path | StoreStage, AppendTarget | None]]:
     """``(folder the workers write into, the append target or None)``; on an object store
-    the "folder" of a new root is a :class:`~hf_lvf.store_roots.StoreStage` (``str()`` of it
+    the "folder" of a new root is a :class:`~hf_lvf.write.store_roots.StoreStage` (``str()`` of it
     is the root's URL) and the workers write into the root itself."""
     if is_object_store_uri(str(root)):
         with _store_destination(str(root), mode, storage_options) as destination:
@@ -82,7 +82,7 @@ def _remove_store_run_files(uri: str, storage_options: Mapping[str, str] | None)
 
 def _write_new_metadata(folder: Path | StoreStage, metadata: Mapping[str, Any]) -> None:
     """Write a new root's ``_metadata.json``: into its scratch folder, or, on an object
-    store, published in one PUT (see :mod:`hf_lvf.store_roots`)."""
+    store, published in one PUT (see :mod:`hf_lvf.write.store_roots`)."""
     if isinstance(folder, StoreStage):
         folder.publish(metadata)
     else:

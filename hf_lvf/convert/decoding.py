@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..decode import DEFAULT_QUALITY, Codec, check_codec
-from ..sizes import (
+from ..plan.sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     WEBP_MAX_SIDE,
     Crop,

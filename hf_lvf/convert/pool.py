@@ -24,7 +24,7 @@ from ..location import (
     store_file_exists,
     write_store_file,
 )
-from ..writer import frame_batches, frame_encoder
+from ..write.writer import frame_batches, frame_encoder
 
 if TYPE_CHECKING:
     pass

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..location import VIDEO_EXTENSIONS
-from ..writer import (
+from ..write.writer import (
     check_metadata,
 )
 

@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 import numpy as np
 
 from ..errors import FrameDecodeError
-from ..sizes import Crop
+from ..plan.sizes import Crop
 from .encode import CODECS, DEFAULT_QUALITY, Codec, check_codec, encode_frame, encode_webp
 from .headers import KNOWN_FORMATS, FrameHeader, frame_format, read_header, webp_canvas_size
 from .pixels import CODEC_ERRORS, dct_scale, decode_into, decode_resized, format_name
@@ -88,7 +88,7 @@ def start_decoding(
             frames are resized to ``out``'s ``(H, W)`` when that differs.
         describe: ``k -> "frame f of video v (...) in root"``, for error messages.
         threads: decode threads; 1 decodes in the calling thread.
-        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.sizes.crop_box`).
+        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.plan.sizes.crop_box`).
         copies: ``copies[k]``: further positions in ``out`` that get frame ``k`` (a frame
             that several windows of a batch need). The thread that decoded it copies it
             at once, while it is still in that core's cache.

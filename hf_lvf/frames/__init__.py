@@ -171,7 +171,7 @@ class FrameReader(AheadReads):
             )
 
 
-# --- the Lance version a _metadata.json describes (see hf_lvf.append) ---
+# --- the Lance version a _metadata.json describes (see hf_lvf.write.append) ---
 
 #: Top-level ``_metadata.json`` field naming the Lance version the file describes.
 LANCE_VERSION_FIELD = "lance_version"
@@ -250,7 +250,8 @@ def commit_fragments(folder: _Folder, fragments: Sequence[Any], storage_options:
     caller that passes each video's fragments in video order gets the row order
     FORMAT.md requires. Data files under ``folder/data`` that no fragment
     references (left by a failed, cancelled or retried task) are deleted (on an object store
-    :mod:`hf_lvf.store_roots` collects them), so it holds only what it lists. Returns the version.
+    :mod:`hf_lvf.write.store_roots` collects them), so it holds only what it lists. Returns
+    the version.
     """
     import lance
 
@@ -267,7 +268,7 @@ def commit_fragments(folder: _Folder, fragments: Sequence[Any], storage_options:
     return ds.version
 
 
-# --- growing a dataset: append (hf_lvf.append) and copy (hf_lvf.merge) ---
+# --- growing a dataset: append (hf_lvf.write.append) and copy (hf_lvf.write.merge) ---
 
 
 def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:

@@ -22,7 +22,7 @@ datasets' own glob, since it finds roots by their ``_metadata.json``.
 Modes. Both read only ``_metadata.json`` in the calling process; Lance is
 opened lazily by whichever process reads frames (pylance is not fork-safe).
 
-- ``streaming=True``: window-range shards (:func:`hf_lvf.iterable.window_ranges`)
+- ``streaming=True``: window-range shards (:func:`hf_lvf.hf.iterable.window_ranges`)
   as the list in ``gen_kwargs``; each shard reads through the core view, in
   batches, reusing frames across windows. Features are the core's (``video`` an
   ``Array4D``).
@@ -45,19 +45,9 @@ import datasets
 import numpy as np
 import pyarrow as pa
 
-from ._datasets import (
-    TypedExamplesIterable,
-    make_key,
-    prepare_split_from_tables,
-    register_packaged_module,
-)
-from ._feature import WindowVideo
-from ._feature import register as _register_feature
-from ._version import __version__
-from .config import HfLvfConfig
-from .iterable import READ_BATCH, default_num_shards, window_ranges
-from .layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
-from .location import (
+from .._version import __version__
+from ..layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
+from ..location import (
     expand_data_files,
     find_roots,
     hub_data_dir_files,
@@ -68,12 +58,22 @@ from .location import (
     roots_of_files,
     store_data_files,
 )
+from ..plan.sizes import MIXED_SIZES_HINT
+from ..read.samples import EXTRA_KEYS
+from ..read.windows import VideoWindows
+from .config import HfLvfConfig
+from .feature import WindowVideo
+from .feature import register as _register_feature
+from .internals import (
+    TypedExamplesIterable,
+    make_key,
+    prepare_split_from_tables,
+    register_packaged_module,
+)
+from .iterable import READ_BATCH, default_num_shards, window_ranges
 from .references import reference_table
 from .root_binding import process_view, stamp_of
-from .samples import EXTRA_KEYS
 from .shards import shard_windows, split_clip_shards
-from .sizes import MIXED_SIZES_HINT
-from .windows import VideoWindows
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         view = self._views[0]
         core = view.features
         features = {name: core[name] for name in (*SAMPLE_KEYS, *EXTRA_KEYS) if name in core}
-        if references:  # no roots: each reference names its own (hf_lvf.root_binding)
+        if references:  # no roots: each reference names its own (hf_lvf.hf.root_binding)
             features["video"] = WindowVideo(
                 array=core["video"],
                 frame_skip=self.config.frame_skip,
@@ -327,10 +327,12 @@ def _download_layouts(
 def _code_hash() -> str:
     """Hash of the code that decides what the cache holds: new code, new cache."""
     digest = hashlib.sha256(__version__.encode())
-    here = Path(__file__).parent
-    names = ("builder.py", "_datasets.py", "_feature.py", "iterable.py", "plan.py", "samples.py")
-    names += ("sizes.py", "windows.py", "layout/parse.py", "layout/table.py", "references.py")
-    names += ("clips.py", "timeline.py", "segments.py", "shards.py", "config.py", "root_binding.py")
+    here = Path(__file__).parents[1]
+    names = ("hf/builder.py", "hf/internals.py", "hf/feature.py", "hf/iterable.py")
+    names += ("plan/segment_plan.py", "plan/sizes.py", "plan/clips.py", "plan/timeline.py")
+    names += ("read/samples.py", "read/windows.py", "read/segments.py", "layout/parse.py")
+    names += ("layout/table.py", "hf/references.py", "hf/shards.py", "hf/config.py")
+    names += ("hf/root_binding.py",)
     for name in names:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]

@@ -9,7 +9,7 @@ features that do not decode them would hand out reference dicts as videos.
 
 :func:`install` wraps the two functions of ``datasets.combine`` that combine streams
 (``_concatenate_iterable_datasets``, ``_interleave_iterable_datasets``, listed in
-:data:`hf_lvf._datasets.INTERNALS`): where a column holds references in some of the streams
+:data:`hf_lvf.hf.internals.INTERNALS`): where a column holds references in some of the streams
 and their decoded ``Array4D`` in others, the streams of references are decoded first, with
 datasets' own ``IterableDataset.map(features=...)``, so every stream hands out pixels, each
 row read from the root its reference names. Any other combination goes to datasets as it is.
@@ -23,11 +23,11 @@ from typing import Any
 
 import datasets
 
-from ._formatters import WINDOW_FEATURES, mark_windows
+from .formatters import WINDOW_FEATURES, mark_windows
 
 
 def install() -> None:
-    """Decode the columns of window features (:data:`hf_lvf._formatters.WINDOW_FEATURES`, each
+    """Decode the columns of window features (:data:`hf_lvf.hf.formatters.WINDOW_FEATURES`, each
     with the ``array`` its values decode to) in streams combined with streams of that
     ``array`` (idempotent)."""
     from datasets import combine

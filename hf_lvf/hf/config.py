@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import datasets
 
-from .plan import WindowParams
+from ..plan.segment_plan import WindowParams
+from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
 from .shards import ClipConfig
-from .sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
 
 
 @dataclass(kw_only=True)

@@ -3,7 +3,7 @@
 The map-style dataset that ``load_dataset("hf_lvf", ...)`` builds keeps only what
 identifies each window in its Arrow cache: ``{"root", "root_id", "lance_version",
 "video_idx", "start_frame"}``, a reference that names its root and the state of the root
-it was made from (:mod:`hf_lvf.root_binding`). Reading a row decodes it, like ``Image``
+it was made from (:mod:`hf_lvf.hf.root_binding`). Reading a row decodes it, like ``Image``
 and ``Video`` do, into exactly the ``Array4D`` the feature names (``(window_length, H, W,
 3)`` uint8), through one :class:`~hf_lvf.VideoWindows` per root and parameters per
 process, opened lazily in the process that reads. The feature holds no root, so the
@@ -39,9 +39,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._datasets import register_window_feature
-from .layout import RootLayout
-from .plan import WindowParams
+from ..layout import RootLayout
+from ..plan.segment_plan import WindowParams
+from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
+from ..read.windows import VideoWindows
+from .internals import register_window_feature
 from .root_binding import (
     REFERENCE_FIELDS,
     REFERENCE_TYPE,
@@ -51,8 +53,6 @@ from .root_binding import (
     parse_reference,
     window_index,
 )
-from .sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
-from .windows import VideoWindows
 
 _OLD_REFERENCES = (
     " (references stored by an older hf_lvf, without their root's identity: load the dataset again)"
@@ -77,7 +77,7 @@ class WindowVideo:
             (see :class:`hf_lvf.VideoWindows`).
         decode: decode to pixels when read; ``False`` gives the stored reference
             ``{"root": str, "root_id": int, "lance_version": int, "video_idx": int,
-            "start_frame": int}`` (see :mod:`hf_lvf.root_binding`).
+            "start_frame": int}`` (see :mod:`hf_lvf.hf.root_binding`).
         short_videos, fps: the roots' windows are those of :class:`hf_lvf.WindowParams` with
             these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
@@ -212,7 +212,7 @@ class WindowVideo:
 
         Raises:
             LayoutError: the root is gone or changed since the reference was made (see
-                :mod:`hf_lvf.root_binding`).
+                :mod:`hf_lvf.hf.root_binding`).
             ValueError: the feature has no ``array`` to decode with, or the reference is not
                 a window of its root.
             FrameDecodeError, ForkSafetyError: see :meth:`hf_lvf.VideoWindows.take`.

@@ -1,7 +1,7 @@
 """datasets' numpy and torch formatters, replaced by ones that keep video windows uint8.
 
 datasets' tensor formatters turn every integer array into int64 (8x the memory of a
-window), whatever dataset it comes from. :func:`hf_lvf._datasets.register_window_feature`
+window), whatever dataset it comes from. :func:`hf_lvf.hf.internals.register_window_feature`
 replaces them with these drop-in subclasses, which leave two kinds of value in their dtype:
 
 - the columns of a window feature (``WindowVideo``, map-style), decoded a batch at a time;
@@ -16,7 +16,7 @@ A kept window is handed over writable, copied at most once (a read-only window, 
 windows of a batch stacked into one array). Every other value, of every other dataset,
 is formatted exactly as datasets' own formatters do. The datasets internals relied on
 (``NumpyFormatter``/``TorchFormatter`` and their ``_recursive_tensorize``,
-``_consolidate``) are listed in :data:`hf_lvf._datasets.INTERNALS`.
+``_consolidate``) are listed in :data:`hf_lvf.hf.internals.INTERNALS`.
 
 :func:`rows_table` (through :func:`wrap_convert_to_arrow`) is the other half, for the table
 formats (``arrow``, ``pandas``, ``polars``) of a stream: the examples as the Arrow table
@@ -41,7 +41,7 @@ from datasets.formatting.formatting import PythonFormatter
 from datasets.formatting.np_formatter import NumpyFormatter
 from datasets.formatting.torch_formatter import TorchFormatter
 
-from ._window_lists import WindowLists
+from .window_lists import WindowLists
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def rows_table(
 
 def wrap_convert_to_arrow() -> None:
     """Make streams' table formats build dense columns directly (idempotent; see
-    :data:`hf_lvf._datasets.INTERNALS`)."""
+    :data:`hf_lvf.hf.internals.INTERNALS`)."""
     from datasets import iterable_dataset
 
     convert = getattr(iterable_dataset, "_convert_to_arrow", None)

@@ -17,7 +17,7 @@ message naming any that moved):
 - ``datasets.features.features._FEATURE_TYPES`` / ``register_feature``: the
   ``WindowVideo`` feature, so cached datasets deserialise it.
 - ``datasets.formatting._FORMAT_TYPES``, ``PythonFormatter``, ``NumpyFormatter``,
-  ``TorchFormatter``: replaced by subclasses (in :mod:`hf_lvf._formatters`) that decode
+  ``TorchFormatter``: replaced by subclasses (in :mod:`hf_lvf.hf.formatters`) that decode
   the window columns of a batch with one read, keep windows in their dtype (uint8)
   instead of upcasting them to int64, and behave exactly like the originals otherwise;
   they override ``_recursive_tensorize`` and call ``_consolidate`` of both.
@@ -27,11 +27,11 @@ message naming any that moved):
   ``VideoWindows.to_iterable_dataset``.
 - ``datasets.iterable_dataset._convert_to_arrow``, which turns a stream's examples into the
   tables of its ``arrow``/``pandas``/``polars`` formats: wrapped so that dense arrays become
-  columns directly (:func:`hf_lvf._formatters.rows_table`), not nested lists (~2 s a
+  columns directly (:func:`hf_lvf.hf.formatters.rows_table`), not nested lists (~2 s a
   16x224x224 window), the rest as there (``cast_to_python_objects``). Optional.
 - ``datasets.combine._concatenate_iterable_datasets`` / ``_interleave_iterable_datasets``:
   wrapped so that streams of references combined with streams of pixels are decoded first
-  (:mod:`hf_lvf._combining`). Optional (else datasets' "features can't be aligned").
+  (:mod:`hf_lvf.hf.combining`). Optional (else datasets' "features can't be aligned").
 - ``datasets.arrow_dataset.mp`` (``multiprocess``), where ``Dataset.map``/``filter`` with
   ``num_proc`` start their pool (a fork on Linux): behind :class:`_SafePools`, which starts it
   with ``forkserver`` once this process used Lance. Optional (else: ``ForkSafetyError``).
@@ -61,8 +61,8 @@ from datasets.iterable_dataset import ExamplesIterable
 from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
 from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
-from . import _combining as combining
-from ._formatters import (
+from . import combining
+from .formatters import (
     WINDOW_FEATURES,
     WindowAwareNumpyFormatter,
     WindowAwarePythonFormatter,

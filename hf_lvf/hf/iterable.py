@@ -36,12 +36,12 @@ from typing import Any
 import datasets
 import numpy as np
 
-from . import windows as _windows
-from ._datasets import BaseExamplesIterable, make_key, shuffling_kwargs
-from ._formatters import mark_windows
-from .clips import CLIP_MODES, ClipMode, ClipSampling
-from .plan import check_integer
-from .windows import VideoWindows
+from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
+from ..plan.segment_plan import check_integer
+from ..read import windows as _windows
+from ..read.windows import VideoWindows
+from .formatters import mark_windows
+from .internals import BaseExamplesIterable, make_key, shuffling_kwargs
 
 # A shard is read in batches of this many windows (and across shards: see iter_samples).
 READ_BATCH = 8

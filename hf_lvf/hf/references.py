@@ -3,7 +3,7 @@ re-pointing them at a moved copy of their root (:func:`relocate_roots`).
 
 What ``load_dataset("hf_lvf", ...)`` writes into its cache, a whole table of
 windows at a time (not one example dict each): ``video`` holds the
-:class:`~hf_lvf.WindowVideo` reference (:mod:`hf_lvf.root_binding`: the root, its
+:class:`~hf_lvf.WindowVideo` reference (:mod:`hf_lvf.hf.root_binding`: the root, its
 identity, ``video_idx`` and ``start_frame``), the
 other columns the sample's keys and metadata, typed by the dataset's features.
 """
@@ -19,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._feature import WindowVideo
-from .layout import RootLayout, read_layout
+from ..layout import RootLayout, read_layout
+from ..read.windows import VideoWindows
+from .feature import WindowVideo
 from .root_binding import RootStamp, stamp_of
-from .windows import VideoWindows
 
 
 def reference_table(
@@ -64,7 +64,7 @@ def relocate_roots(
     """A map-style dataset whose references into each root ``old`` read ``new`` instead: a
     copy of that same root, moved or copied elsewhere (another disk, another machine).
 
-    References name their root and the state it was in (:mod:`hf_lvf.root_binding`), so a
+    References name their root and the state it was in (:mod:`hf_lvf.hf.root_binding`), so a
     saved dataset (``save_to_disk``) whose root moved raises ``LayoutError`` when read; this
     re-points it. It checks that ``new`` is a root whose ``_metadata.json`` names the Lance
     version the references were made at, and, where the dataset has its ``filename`` column,

@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .errors import LayoutError, RootNotFoundError
-from .frames import pinned_version, referenced_data_files, version_row_count
-from .layout import RootLayout, read_layout
-from .location import METADATA_FILENAME, root_file_identity
-from .plan import WindowParams
-from .sizes import Crop, FrameSizing
-from .windows import VideoWindows
+from ..errors import LayoutError, RootNotFoundError
+from ..frames import pinned_version, referenced_data_files, version_row_count
+from ..layout import RootLayout, read_layout
+from ..location import METADATA_FILENAME, root_file_identity
+from ..plan.segment_plan import WindowParams
+from ..plan.sizes import Crop, FrameSizing
+from ..read.windows import VideoWindows
 
 REFERENCE_FIELDS = ("root", "root_id", "lance_version", "video_idx", "start_frame")
 REFERENCE_TYPE = pa.struct(
@@ -155,7 +155,7 @@ def _grown_by_appends(layout: RootLayout, stamp: RootStamp, now: RootStamp) -> b
     """Whether the root only grew by appends since version ``stamp.lance_version``: every
     data file of that version is still in the current one, and its rows end where a video
     of today's layout ends. The videos referenced then are unchanged (an append only adds
-    videos after them, see :mod:`hf_lvf.append`), so their references stay valid."""
+    videos after them, see :mod:`hf_lvf.write.append`), so their references stay valid."""
     if not 0 < stamp.lance_version < now.lance_version:
         return False
     try:

@@ -1,14 +1,14 @@
 """What the shards of ``load_dataset("hf_lvf", ...)`` read: the clip options, clip shards, rows.
 
 Without ``clips_per_video`` a shard is a range of window indices of one root
-(:func:`hf_lvf.iterable.window_ranges`). With it, a shard is a range of *videos*,
-and reads the clips of those videos that the epoch draws (:class:`hf_lvf.clips.ClipSampling`),
+(:func:`hf_lvf.hf.iterable.window_ranges`). With it, a shard is a range of *videos*,
+and reads the clips of those videos that the epoch draws (:class:`hf_lvf.plan.clips.ClipSampling`),
 video by video. A video always yields the same number of clips (``min(n, k)`` random,
 ``k`` uniform), so a shard's length is the same every epoch: ``state_dict()`` counts
 per shard as it does for window ranges, and ``split_dataset_by_node`` and DataLoader
 workers share shards as they do. The draw is seeded by ``clip_seed``, the root, and one
 number per epoch that ``IterableDataset.set_epoch`` reaches every worker and node with
-(:data:`hf_lvf._datasets.EPOCH_DRAWS`), so all of them draw the same clips without
+(:data:`hf_lvf.hf.internals.EPOCH_DRAWS`), so all of them draw the same clips without
 talking to one another; each shard draws its own videos' clips where it is read.
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ._datasets import EPOCH_DRAWS
-from .clips import ClipMode, ClipSampling, clip_shards
+from ..plan.clips import ClipMode, ClipSampling, clip_shards
+from ..plan.timeline import ShortVideos, check_fps, check_short_videos
+from ..read.windows import VideoWindows
+from .internals import EPOCH_DRAWS
 from .iterable import clip_options, default_num_shards
-from .timeline import ShortVideos, check_fps, check_short_videos
-from .windows import VideoWindows
 
 
 @dataclass(kw_only=True)

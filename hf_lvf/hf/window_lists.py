@@ -4,7 +4,7 @@
 row. ``datasets`` decodes such a list by decoding its first item and comparing it with
 the stored value (``decoded != reference``), which a decoded array cannot answer ("the
 truth value of an array ... is ambiguous"). :class:`WindowLists`, a mixin of hf_lvf's
-formatters (:mod:`hf_lvf._formatters`), decodes these columns itself: each row's windows
+formatters (:mod:`hf_lvf.hf.formatters`), decodes these columns itself: each row's windows
 with one read, as one ``(n, window_length, H, W, 3)`` uint8 array, formatted like a
 batch of windows (a list of arrays, a numpy array or a torch tensor).
 """

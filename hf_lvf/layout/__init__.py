@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import LayoutError
 from ..location import METADATA_FILENAME, join_uri
-from ..sizes import frame_pixels_problem
+from ..plan.sizes import frame_pixels_problem
 from .cache import TableSource, cache_dir, raw_entry_objects, read_layout, wait_for_writes
 from .parse import LAYOUT_NAME, SAMPLE_KEYS, parse_entry
 from .table import MISSING_VALUES, FieldKinds, RootLayout, VideoInfo, combined_fields, field_dtype

@@ -31,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 
-from .plan import SegmentPlan
+from .segment_plan import SegmentPlan
 
 ClipMode = Literal["random", "uniform"]
 CLIP_MODES = ("random", "uniform")

@@ -46,7 +46,7 @@ class WindowParams:
         short_videos: ``"drop"`` (videos shorter than a window yield none) or ``"pad"``
             (they yield one window from frame 0, frames past the last clamped to it).
         fps: count frames at this rate: each video read as if resampled from its own rate
-            (see :mod:`hf_lvf.timeline`); ``None`` counts the stored frames.
+            (see :mod:`hf_lvf.plan.timeline`); ``None`` counts the stored frames.
     """
 
     window_length: int = 1
@@ -176,7 +176,7 @@ def plan_windows(
     frames; its windows start at ``0, hop_size, ...`` up to ``T - span``. With
     ``short_videos="pad"``, a video of ``1 <= T < span`` frames (not below
     ``min_video_frames``) has one window, from frame 0. With ``fps``, ``T`` counts
-    virtual frames (:mod:`hf_lvf.timeline`): each video's rate is ``video_fps[v]``
+    virtual frames (:mod:`hf_lvf.plan.timeline`): each video's rate is ``video_fps[v]``
     (NaN: unknown, a ``LayoutError`` naming ``describe_video(v)``).
 
     Examples:

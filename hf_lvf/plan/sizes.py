@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 
-from .plan import check_frame_size
+from .segment_plan import check_frame_size
 
 DEFAULT_MAX_FRAME_PIXELS = 2**25
 """Default of ``max_frame_pixels``: 2**25 = 33,554,432 pixels, enough for 8K UHD

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from .errors import LayoutError
+from ..errors import LayoutError
 
 ShortVideos = Literal["drop", "pad"]
 SHORT_VIDEOS = ("drop", "pad")

@@ -18,12 +18,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import LayoutError
-from .frames.facts import table_facts
-from .layout import MISSING_VALUES, read_layout
-from .location import pin_root, root_size_bytes
-from .plan import WindowParams, plan_windows
-from .sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
+from ..errors import LayoutError
+from ..frames.facts import table_facts
+from ..layout import MISSING_VALUES, read_layout
+from ..location import pin_root, root_size_bytes
+from ..plan.segment_plan import WindowParams, plan_windows
+from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20

@@ -31,9 +31,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .frames import FetchAhead, ahead
-from .frames.ahead import AheadReads, Fetched, read_ahead
-from .plan import SegmentPlan
+from ..frames import FetchAhead, ahead
+from ..frames.ahead import AheadReads, Fetched, read_ahead
+from ..plan.segment_plan import SegmentPlan
 
 # Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
 # a persistent DataLoader worker is not told the epoch, and epochs may be skipped.

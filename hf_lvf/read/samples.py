@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .layout import RootLayout
+from ..errors import LayoutError
+from ..layout import RootLayout
 
 if TYPE_CHECKING:
     import datasets
@@ -75,7 +75,7 @@ def build_samples(
     return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-# --- keys of windows counted in virtual frames (short_videos="pad", fps=): hf_lvf.timeline ---
+# --- keys of windows counted in virtual frames (short_videos="pad", fps=): hf_lvf.plan.timeline ---
 
 #: The keys a sample gains, by the option that adds it.
 EXTRA_KEYS = {"frame_is_pad": "short_videos='pad'", "timestamps": "fps="}

@@ -1,6 +1,6 @@
 """A root's windows: the plan of its video table, what a window covers, its sample dicts.
 
-The glue between the pure plan (:mod:`hf_lvf.plan`, :mod:`hf_lvf.timeline`) and a
+The glue between the pure plan (:mod:`hf_lvf.plan`, :mod:`hf_lvf.plan.timeline`) and a
 root's :class:`~hf_lvf.layout.RootLayout`: the per-video frame rates that ``fps=``
 needs (and the video an error names), and the keys ``short_videos="pad"`` and ``fps=``
 add to samples. A sample's ``start_frame`` is its first stored frame; the plan's start
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .layout import RootLayout
-from .plan import SegmentPlan, WindowParams, plan_windows
+from ..layout import RootLayout
+from ..plan.segment_plan import SegmentPlan, WindowParams, plan_windows
 from .samples import build_samples, extra_keys, sample_features
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def window_samples(
     frame_indices: np.ndarray,
     video: Sequence[Any],
 ) -> list[dict[str, Any]]:
-    """:func:`hf_lvf.samples.build_samples` of windows ``idx`` of ``layout``, with the keys
+    """:func:`hf_lvf.read.samples.build_samples` of windows ``idx`` of ``layout``, with the keys
     the plan adds; ``start_frame`` counts the plan's (virtual) frames."""
     extras = plan.sample_columns(video_idx, start_frame)
     columns = (idx, video_idx, frame_indices[:, 0], frame_indices, video)

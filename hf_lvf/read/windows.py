@@ -14,22 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .batches import FrameBatches, ReadAhead, plan_strips
-from .decode import default_decode_threads
-from .frames import FetchAhead, FrameReader, check_fork_safe
-from .frames.ahead import closed_at_exit
-from .layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
-from .location import lance_options, pin_root
-from .orders import GivenOrder, KnownOrder, OrderedReads
-from .plan import SegmentPlan, WindowParams, check_integer
-from .segments import plan_root, segment_info, window_features, window_fields, window_samples
-from .sizes import (
+from ..decode import default_decode_threads
+from ..frames import FetchAhead, FrameReader, check_fork_safe
+from ..frames.ahead import closed_at_exit
+from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
+from ..location import lance_options, pin_root
+from ..plan.segment_plan import SegmentPlan, WindowParams, check_integer
+from ..plan.sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     Crop,
     FrameSizing,
     batch_bytes_problem,
     common_frame_size,
 )
+from .batches import FrameBatches, ReadAhead, plan_strips
+from .orders import GivenOrder, KnownOrder, OrderedReads
+from .segments import plan_root, segment_info, window_features, window_fields, window_samples
 
 if TYPE_CHECKING:
     import datasets
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # pickles as its location and metadata identity (the table stays in the cache).
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
 _PICKLED += ("fields",)
-# hf_lvf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
+# hf_lvf.hf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
 # Decoded frames one shared read (iter_samples) holds, its windows views into them: enough for
@@ -47,7 +47,7 @@ _STRIP_BYTES = 24 * 2**20
 
 
 def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) -> None:
-    """Called by :mod:`hf_lvf.iterable` on import: what ``to_iterable_dataset`` calls."""
+    """Called by :mod:`hf_lvf.hf.iterable` on import: what ``to_iterable_dataset`` calls."""
     global _iterable_front_end
     _iterable_front_end = make
 
@@ -72,7 +72,7 @@ class VideoWindows:
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
         decode_scaled: JPEG frames read at 1/2, 1/4 or 1/8 of their size or less decode
-            DCT-scaled (see :class:`~hf_lvf.sizes.FrameSizing`); ``False``: full decodes.
+            DCT-scaled (see :class:`~hf_lvf.plan.sizes.FrameSizing`); ``False``: full decodes.
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -310,7 +310,7 @@ class VideoWindows:
         """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
         batches of the first one's size, each DataLoader worker every ``num_workers``-th. A take
         in that order fetches the frames of the next ones (``fetch_ahead``) while it decodes;
-        one out of order reads as ever; ``None`` forgets it (see :mod:`hf_lvf.orders`)."""
+        one out of order reads as ever; ``None`` forgets it (see :mod:`hf_lvf.read.orders`)."""
         if order is not None and not hasattr(order, "epoch_order"):
             order = GivenOrder(self._plan.normalize(np.asarray(order).reshape(-1)))
         self._ordered.expect(order)
@@ -318,7 +318,7 @@ class VideoWindows:
     def _samples(self, *columns: Any) -> list[dict[str, Any]]:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
         ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
-        the map-style builder): :func:`hf_lvf.segments.window_samples` of this root."""
+        the map-style builder): :func:`hf_lvf.read.segments.window_samples` of this root."""
         return window_samples(self._layout, self._plan, self._fields, *columns)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices

@@ -41,9 +41,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ._datasets import start_pools_safely
-from .frames import fork_is_unsafe
-from .orders import shuffled_in_known_order
+from ..frames import fork_is_unsafe
+from ..hf.internals import start_pools_safely
+from ..read.orders import shuffled_in_known_order
 
 _GUARD = 'if __name__ == "__main__":'
 # Loaders with persistent workers, shut down at exit (weakly held: one let go shuts down then).

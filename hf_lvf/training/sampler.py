@@ -5,7 +5,7 @@ then weighs what a 6-second one does), and evaluated on clips spread evenly over
 video. :class:`ClipSampler` yields those window indices for
 ``DataLoader(windows, sampler=..., batch_size=...)``: the ``DataLoader`` hands each
 batch of them to ``VideoWindows.__getitems__``, one Lance read a batch. The rules are
-:class:`hf_lvf.clips.ClipSampling`'s; the split across ranks is ``DistributedSampler``'s.
+:class:`hf_lvf.plan.clips.ClipSampling`'s; the split across ranks is ``DistributedSampler``'s.
 
 It needs no torch to exist; it reads the world size and rank from
 ``torch.distributed`` only when torch is already imported and a process group is
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
-from .plan import SegmentPlan
+from ..plan.clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
+from ..plan.segment_plan import SegmentPlan
 
 
 def _distributed_world() -> tuple[int, int] | None:

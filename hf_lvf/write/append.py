@@ -37,9 +37,9 @@ from typing import Any, Literal
 
 import pyarrow.compute as pc
 
-from ._version import __version__
-from .errors import LayoutError
-from .frames import (
+from .._version import __version__
+from ..errors import LayoutError
+from ..frames import (
     LANCE_VERSION_FIELD,
     commit_append,
     pinned_version,
@@ -47,9 +47,9 @@ from .frames import (
     table_state,
     version_row_count,
 )
-from .layout import METADATA_FILENAME, RootLayout, read_layout
-from .layout.text import rewrite_metadata
-from .location import read_root_file
+from ..layout import METADATA_FILENAME, RootLayout, read_layout
+from ..layout.text import rewrite_metadata
+from ..location import read_root_file
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ class AppendTarget:
         logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
         return text
 
-    # Overridden for roots on object stores (hf_lvf.store_roots), which have no rename.
+    # Overridden for roots on object stores (hf_lvf.write.store_roots), which have no rename.
     def _publish(self, text: bytes, version: int, *, first: bool = False) -> None:
         """Make ``text``, naming Lance ``version``, the root's ``_metadata.json``."""
         write_metadata_atomic(self.root, text)

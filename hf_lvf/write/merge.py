@@ -13,17 +13,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._version import __version__
-from .errors import LayoutError, SkippedVideoWarning
-from .frames import (
+from .._version import __version__
+from ..errors import LayoutError, SkippedVideoWarning
+from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
     pinned_version,
     scan_frame_bytes,
     write_frame_table,
 )
-from .layout import RootLayout, raw_entry_objects, read_layout
-from .location import is_hub_uri, is_object_store_uri, lance_options, pin_root
+from ..layout import RootLayout, raw_entry_objects, read_layout
+from ..location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .store_roots import check_store_uri, creating_store_root
 from .writer import atomic_root, check_same_encoding, write_metadata
 
@@ -99,7 +99,7 @@ def merge_roots(
         for (layout, options), new_ids in zip(inputs, plan.new_ids, strict=True):
             yield from _copy(layout, options, new_ids)
 
-    if remote:  # no rename there: see hf_lvf.store_roots
+    if remote:  # no rename there: see hf_lvf.write.store_roots
         options = dict(storage_options or {}) or None
         with creating_store_root(
             str(dest_path), overwrite=overwrite, storage_options=options

@@ -1,7 +1,7 @@
 """Writing roots on object stores (``s3://``, ``gs://``, ``az://``), where nothing can be renamed.
 
-A local root is built aside and renamed into place (:mod:`hf_lvf.writer`), and an append
-swaps ``_metadata.json`` with a rename (:mod:`hf_lvf.append`). An object store has no
+A local root is built aside and renamed into place (:mod:`hf_lvf.write.writer`), and an append
+swaps ``_metadata.json`` with a rename (:mod:`hf_lvf.write.append`). An object store has no
 rename, so the same promises are kept another way:
 
 - **A reader never sees a half-written root.** Readers open the Lance version that
@@ -46,12 +46,11 @@ from typing import Any
 
 import msgspec
 
-from ._version import __version__
-from .append import AppendTarget, base_version, pid_alive
-from .frames import LANCE_VERSION_FIELD, referenced_data_files, table_state
-from .layout import METADATA_FILENAME, read_layout
-from .layout.text import encode_metadata
-from .location import (
+from .._version import __version__
+from ..frames import LANCE_VERSION_FIELD, referenced_data_files, table_state
+from ..layout import METADATA_FILENAME, read_layout
+from ..layout.text import encode_metadata
+from ..location import (
     delete_store_file,
     list_store_files,
     parse_store_uri,
@@ -59,6 +58,7 @@ from .location import (
     store_file_identity,
     write_store_file,
 )
+from .append import AppendTarget, base_version, pid_alive
 
 logger = logging.getLogger(__name__)
 
@@ -261,8 +261,8 @@ def creating_store_root(
 
 @dataclass
 class StoreAppendTarget(AppendTarget):
-    """:class:`~hf_lvf.append.AppendTarget` of a root on an object store (``root`` is its URL):
-    ``_metadata.json`` is published by :func:`publish_metadata` instead of a rename."""
+    """:class:`~hf_lvf.write.append.AppendTarget` of a root on an object store (``root`` is its
+    URL): ``_metadata.json`` is published by :func:`publish_metadata` instead of a rename."""
 
     storage_options: dict[str, str] | None = None
     expect: str | None = field(default=None, repr=False)

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ._version import __version__
+from .._version import __version__
+from ..decode import DEFAULT_QUALITY, Codec, check_codec, encode_frame
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
+from ..layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
+from ..layout.text import encode_metadata
+from ..location import is_object_store_uri, lance_options
 from .append import WriteMode, appending, pid_alive, resolve_mode, write_lock
-from .decode import DEFAULT_QUALITY, Codec, check_codec, encode_frame
-from .frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
-from .layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
-from .layout.text import encode_metadata
-from .location import is_object_store_uri, lance_options
 from .store_roots import appending_store, creating_store_root
 
 logger = logging.getLogger(__name__)
@@ -302,7 +302,7 @@ def write_frames(
     settings = {"codec": codec, "quality": quality, "lossless": lossless}
     mode = resolve_mode(mode, overwrite)
     entries: list[dict[str, Any]] = []
-    remote = is_object_store_uri(str(root))  # no rename there: see hf_lvf.store_roots
+    remote = is_object_store_uri(str(root))  # no rename there: see hf_lvf.write.store_roots
     storage_options = lance_options(storage_options) or None
     if mode == "append":
         with appending_store(str(root), storage_options) if remote else appending(root) as target:
