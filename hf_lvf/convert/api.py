@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import SkippedVideoWarning, VideoDecodeError
@@ -21,9 +21,6 @@ from ..plan.sizes import Crop
 from ..training.loader import check_main_guard
 from ..write.append import WriteMode, fidelity_summary, resolve_mode
 from ..write.writer import build_metadata
-
-if TYPE_CHECKING:
-    pass
 from .appending import (
     _destination,
     _known_labels,
@@ -32,7 +29,8 @@ from .appending import (
     _write_new_metadata,
 )
 from .decoding import OnError, _FrameOptions, _import_av
-from .entries import _entries
+from .entries import _entries, check_field_schemas
+from .imports import Resolved, cameras_of, each_camera, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
     _convert_one,
@@ -43,51 +41,10 @@ from .pool import (
     _submit_to_pool,
     _Task,
 )
-from .sources import VIDEO_EXTENSIONS, _collect_sources
+from .sources import VIDEO_EXTENSIONS
+from .summary import ConversionSummary, SkippedVideo
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SkippedVideo:
-    """An input that could not be converted.
-
-    Attributes:
-        path: the input's ``path`` (as it would have been recorded).
-        reason: why, in words (the decoder's message for a corrupt file).
-    """
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class ConversionSummary:
-    """What :func:`convert_videos` wrote.
-
-    Attributes:
-        root: the root written (its URL on an object store).
-        num_videos: videos written (for an append, the new ones).
-        num_frames: frames written (their Lance rows).
-        skipped: inputs not converted, by path: unreadable ones, and (append) files
-            already in the root.
-        seconds: wall time of the conversion.
-    """
-
-    root: Path | str
-    num_videos: int
-    num_frames: int
-    skipped: tuple[SkippedVideo, ...] = ()
-    seconds: float = 0.0
-
-    @property
-    def n_skipped(self) -> int:
-        return len(self.skipped)
-
-    @property
-    def frames_per_second(self) -> float:
-        """Frames converted per second of wall time."""
-        return self.num_frames / self.seconds if self.seconds > 0 else float("nan")
 
 
 def convert_videos(
@@ -110,8 +67,9 @@ def convert_videos(
     lineage: Mapping[str, Any] | None = None,
     progress: bool = True,
     storage_options: Mapping[str, str] | None = None,
+    camera: str | Sequence[str] | None = None,
 ) -> ConversionSummary:
-    """Convert video files to a new lance-video-frames root.
+    """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
     Each video is decoded with PyAV, its frames converted to RGB, optionally
     resized and resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance
@@ -143,7 +101,14 @@ def convert_videos(
             (relative to the metadata file; a ``label`` column overrides the
             folder label; a video without a row gets ``null`` for each column, which readers
             turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
-            Files and glob matches are recorded by the path given.
+            Files and glob matches are recorded by the path given. Datasets (see the
+            importing guide): a LeRobot v3 dataset (its folder or ``hf://datasets/org/repo``;
+            each episode a video with its per-frame columns as per-frame fields), webdataset
+            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``, local
+            or ``hf://``; each sample's video a video, ``txt`` its ``caption``, json scalars
+            metadata, json clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
+            with a ``Video`` column, or a Hub ``videofolder`` repo (``hf://datasets/org/repo``,
+            pinned to its commit).
         root: the folder to create; it must be on a filesystem every worker can
             reach (workers write into it), or a URL on an object store (``s3://...``):
             workers write their fragments straight into the bucket.
@@ -205,6 +170,10 @@ def convert_videos(
         storage_options: for a root on an object store, lance's options (credentials,
             endpoint); they travel with each task to the workers (in the pickle), and are
             written nowhere. Without them, the workers' environment (``AWS_*``) is used.
+        camera: a LeRobot dataset's camera(s) to convert (default: all). One camera is
+            written to ``root``; several are written one root per camera, ``root/<camera>``,
+            all with the same videos, frame numbering and per-frame fields, so window ``i``
+            of each root holds the same frames of the same episode.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -228,6 +197,7 @@ def convert_videos(
         (120, 1)
     """
     started = time.perf_counter()
+    arguments = dict(locals())
     mode = resolve_mode(mode, overwrite)
     options = _FrameOptions(
         codec=codec,
@@ -252,19 +222,67 @@ def convert_videos(
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
     storage_options = lance_options(storage_options) or None  # also drops datasets' "hf"
+    files = lerobot_files(inputs)
+    if files is not None:
+        cameras = cameras_of(files, camera)
+        if len(cameras) > 1:
+            return each_camera(convert_videos, arguments, cameras, started)
+        camera = cameras[0]
+    elif camera is not None:
+        raise ValueError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
-    sources, label_names = _collect_sources(
-        inputs, extensions=extensions, known_labels=known_labels
-    )
     _import_av()  # fail before creating anything if PyAV is missing
+    with tempfile.TemporaryDirectory(prefix="hf_lvf-import-") as rows:
+        resolved = resolve(
+            inputs,
+            extensions=extensions,
+            known_labels=known_labels,
+            fps=fps,
+            camera=camera,
+            files=files,
+            scratch=Path(rows),
+        )
+        return _convert(
+            resolved,
+            root,
+            options,
+            mode,
+            started,
+            workers,
+            executor,
+            lineage,
+            progress,
+            storage_options,
+        )
+
+
+def _convert(
+    resolved: Resolved,
+    root: str | os.PathLike[str],
+    options: _FrameOptions,
+    mode: WriteMode,
+    started: float,
+    workers: int | None,
+    executor: Executor | None,
+    lineage: Mapping[str, Any] | None,
+    progress: bool,
+    storage_options: Mapping[str, str] | None,
+) -> ConversionSummary:
+    sources, label_names = resolved.sources, resolved.label_names
+    for where, reason in resolved.skipped:
+        if options.on_error == "raise":
+            raise VideoDecodeError(f"cannot convert sample {where!r}: {reason}")
 
     with _destination(root, mode, storage_options) as (scratch, target):
-        duplicates: list[tuple[str, str]] = []
+        duplicates: list[tuple[str, str]] = list(resolved.skipped)
+        for path, reason in resolved.skipped:
+            warnings.warn(f"skipped {path!r}: {reason}", SkippedVideoWarning, stacklevel=3)
         first_id, first_row = 0, 0
         if target is not None:
-            sources, duplicates = _plan_append(sources, target, options, label_names)
+            sources, known = _plan_append(sources, target, options, label_names)
+            duplicates += known
             first_id, first_row = target.next_id, target.num_rows
-            for path, reason in duplicates:
+            for path, reason in known:
                 warnings.warn(
                     f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3
                 )
@@ -286,6 +304,8 @@ def convert_videos(
                 options=options,
                 checksum=s.checksum,
                 storage_options=storage_options,
+                clip=s.clip,
+                source_options=resolved.source_options,
             )
             for i, s in source_of.items()
         ]
@@ -357,9 +377,11 @@ def convert_videos(
         fragments = [f for r in converted for f in r.fragments]
         measured = sum(r.frames_measured for r in converted) if options.fidelity else None
         entries = _entries(converted, source_of, first_row)
+        check_field_schemas(converted, source_of)
         provenance = {
             "converter": "hf_lvf.convert_videos",
             "fps": None if options.fps is None else float(options.fps),
+            **resolved.lineage,
             **dict(lineage or {}),
         }
         if target is not None:

@@ -15,7 +15,9 @@ from ..location import delete_store_file, is_object_store_uri, list_store_files
 from ..write.append import AppendTarget, WriteMode, appending
 from ..write.store_roots import StoreStage, appending_store, creating_store_root
 from ..write.writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
+from .clips import Clip
 from .decoding import _FrameOptions, _sha256
+from .fields import clip_checksum
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
 
@@ -141,7 +143,8 @@ def _plan_append(
     checksums = dict(target.checksums)
     kept, duplicates = [], []
     for source in sources:
-        checksum = _sha256(source.file)
+        clip = source.clip or Clip()
+        checksum = source.checksum or clip_checksum(source.file, clip) or _sha256(source.file)
         if checksum in checksums:
             duplicates.append(
                 (

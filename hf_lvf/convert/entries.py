@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from ..layout import VideoInfo
 from .pool import _Result
 from .sources import _Source
+
+logger = logging.getLogger(__name__)
 
 
 def _entries(
@@ -32,8 +35,45 @@ def _entries(
                 metadata={**source.metadata, "fps": result.fps},
                 # Extra entry fields (FORMAT.md keeps unknown fields): provenance.
                 extra={"source_fps": result.source_fps, "codec": result.codec}
-                | ({} if result.psnr is None else {"psnr": result.psnr}),
+                | ({} if result.psnr is None else {"psnr": result.psnr})
+                | _spans(source, result),
             ).to_json()
         )
         start_row += result.num_frames
     return entries
+
+
+def _spans(source: _Source, result: _Result) -> dict[str, Any]:
+    """``{"spans": [...]}``: the source's spans in seconds as frames ``[start, end)`` of the
+    stored video, ``round(seconds * fps)``, clipped to its frames; spans left empty by the
+    clipping are dropped (logged)."""
+    if not source.spans:
+        return {}
+    fps = result.fps or 0.0
+    spans = []
+    for span in source.spans:
+        start = max(0, round(float(span["start"]) * fps))
+        end = min(result.num_frames, round(float(span["end"]) * fps))
+        if end <= start:
+            logger.info("video %r: span %r holds no stored frame; dropped", source.path, span)
+            continue
+        fields = {k: v for k, v in span.items() if k not in ("start", "end")}
+        spans.append({"start_frame": start, "end_frame": end, **fields})
+    return {"spans": spans} if spans else {}
+
+
+def check_field_schemas(converted: list[_Result], source_of: Mapping[int, _Source]) -> None:
+    """Every video of a root carries the same per-frame columns.
+
+    Raises:
+        ValueError: two videos' per-frame values differ in names, dtypes or shapes (before
+            anything is committed), naming both.
+    """
+    first = converted[0]
+    for result in converted[1:]:
+        if result.field_schema != first.field_schema:
+            raise ValueError(
+                f"video {source_of[result.video_id].path!r} has per-frame fields "
+                f"[{result.field_schema or 'none'}] but {source_of[first.video_id].path!r} has "
+                f"[{first.field_schema or 'none'}]: every video of a root needs the same ones"
+            )

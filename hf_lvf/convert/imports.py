@@ -1,0 +1,131 @@
+"""What ``convert_videos`` was given, resolved to sources: video files and folders, a LeRobot
+v3 dataset, webdataset shards, a ``datasets`` video dataset or a Hub repo of any of these."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..hf.video_rows import is_video_dataset
+from ..location import is_hub_uri, is_object_store_uri
+from .hf_datasets import dataset_sources, hub_folder_sources
+from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
+from .repo_files import RepoFiles
+from .sources import _collect_sources, _Source
+from .summary import ConversionSummary
+from .webdataset import is_shards, shard_sources, uniform_metadata
+
+
+@dataclass
+class Resolved:
+    """The sources of one root, and what the root records of where they came from."""
+
+    sources: list[_Source]
+    label_names: list[str] | None = None
+    lineage: dict[str, Any] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why), before decoding
+    source_options: dict[str, str] | None = None  # for workers fetching hf:// files
+
+
+def lerobot_files(inputs: Any, token: str | None = None) -> RepoFiles | None:
+    """The dataset's files if ``inputs`` is one LeRobot v3 dataset (folder or hf:// repo)."""
+    if not isinstance(inputs, (str, os.PathLike)):
+        return None
+    text = os.fspath(inputs)
+    if is_hub_uri(text):
+        if text.lower().endswith(".tar") or "{" in text:
+            return None
+        files = RepoFiles.open(text, token)
+    elif Path(text).is_dir():
+        files = RepoFiles(str(Path(text).absolute()))
+    else:
+        return None
+    return files if is_lerobot(files) else None
+
+
+def cameras_of(files: RepoFiles, camera: str | Sequence[str] | None) -> list[str]:
+    """The cameras to convert: ``camera`` (one or several) or all of the dataset's."""
+    known = lerobot_cameras(files)
+    chosen = (
+        list(known) if camera is None else [camera] if isinstance(camera, str) else list(camera)
+    )
+    unknown = [c for c in chosen if c not in known]
+    if unknown or not chosen:
+        raise ValueError(
+            f"camera={camera!r}: not video features of LeRobot dataset {files.folder!r} "
+            f"(its cameras: {list(known)!r})"
+        )
+    return chosen
+
+
+def resolve(
+    inputs: Any,
+    *,
+    extensions: Sequence[str],
+    known_labels: Sequence[str] | None,
+    fps: float | None,
+    camera: str | None,
+    files: RepoFiles | None,
+    scratch: Path | None,
+) -> Resolved:
+    """The sources of ``inputs`` (for a LeRobot dataset, ``files``, of ``camera``).
+
+    ``scratch``: a local folder removed when the conversion ends, for the bytes of a
+    ``datasets`` dataset's rows.
+    """
+    if files is not None and camera is not None:
+        found = lerobot_sources(files, camera, fps=fps)
+        return Resolved(found.sources, None, found.lineage, [], files.storage_options)
+    if is_video_dataset(inputs):
+        assert scratch is not None
+        rows = dataset_sources(inputs, scratch)
+        return Resolved(rows.sources, rows.label_names, rows.lineage)
+    if is_shards(inputs):
+        shards = shard_sources(inputs)
+        return Resolved(uniform_metadata(shards.sources), None, shards.lineage, shards.skipped)
+    if isinstance(inputs, str) and is_hub_uri(inputs):
+        repo = RepoFiles.open(inputs)
+        sources, label_names = hub_folder_sources(
+            repo, extensions=extensions, known_labels=known_labels
+        )
+        return Resolved(sources, label_names, repo.lineage("videofolder"))
+    sources, label_names = _collect_sources(
+        inputs, extensions=extensions, known_labels=known_labels
+    )
+    return Resolved(sources, label_names)
+
+
+def each_camera(
+    convert: Callable[..., ConversionSummary],
+    arguments: dict[str, Any],
+    cameras: list[str],
+    started: float,
+) -> ConversionSummary:
+    """A LeRobot dataset of several cameras: one root per camera, ``root/<camera>``; a
+    failure removes the roots this call made."""
+    root = arguments["root"]
+    made: list[Path | str] = []
+    summaries = []
+    try:
+        for camera in cameras:
+            target = f"{root}/{camera}" if is_object_store_uri(str(root)) else Path(root) / camera
+            summaries.append(convert(**{**arguments, "root": target, "camera": camera}))
+            made.append(target)
+    except BaseException:
+        if arguments["mode"] != "append" and not arguments["overwrite"]:
+            for target in made:
+                if isinstance(target, Path):
+                    shutil.rmtree(target, ignore_errors=True)
+        raise
+    return ConversionSummary(
+        root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
+        num_videos=summaries[0].num_videos,
+        num_frames=sum(s.num_frames for s in summaries),
+        skipped=summaries[0].skipped,
+        seconds=time.perf_counter() - started,
+    )
