@@ -15,7 +15,7 @@ from typing import Any
 
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import SkippedVideoWarning, VideoDecodeError
-from ..frames import LANCE_VERSION_FIELD, commit_fragments
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
 from ..training.loader import check_main_guard
@@ -196,8 +196,8 @@ def convert_videos(
         >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
         (120, 1)
     """
-    started = time.perf_counter()
     arguments = dict(locals())
+    started = time.perf_counter()
     mode = resolve_mode(mode, overwrite)
     options = _FrameOptions(
         codec=codec,
@@ -393,7 +393,8 @@ def _convert(
                 frames_measured=measured,
             )
         else:
-            version = commit_fragments(folder, fragments, storage_options)
+            schema = converted[0].schema or FRAME_SCHEMA
+            version = commit_fragments(folder, fragments, storage_options, schema=schema)
             metadata = build_metadata(
                 entries,
                 codec=options.codec,

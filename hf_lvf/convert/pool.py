@@ -5,6 +5,7 @@ fragments, cancellation, and the worker pool.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VideoDecodeError
-from ..frames import write_fragments
+from ..frames import FRAME_SCHEMA, write_fragments
 from ..location import (
     delete_store_file,
     is_object_store_uri,
@@ -81,6 +82,7 @@ class _Result:
     psnr: float | None = None  # of the stored frames against the source's (fidelity=True)
     frames_measured: int = 0
     field_schema: str = ""  # its per-frame columns, which every video of a root shares
+    schema: Any = None  # its Lance schema (FRAME_SCHEMA + the per-frame columns)
 
 
 class _Cancelled(Exception):
@@ -224,7 +226,12 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         if clip.frames is not None:
             batches = with_fields(batches, clip, decoder, task.path, fields)
         batches = _cancellable(batches, task.folder, on_batch, options)
-        fragments = write_fragments(batches, task.folder, options)
+        schema = FRAME_SCHEMA
+        if clip.frames is not None:  # the first batch tells the per-frame columns' types
+            first = next(batches, None)
+            schema = FRAME_SCHEMA if first is None else first.schema
+            batches = itertools.chain([] if first is None else [first], batches)
+        fragments = write_fragments(batches, task.folder, options, schema=schema)
     except (_BadVideo, av.error.FFmpegError) as err:
         reason = str(err) if isinstance(err, _BadVideo) else _ffmpeg_reason(err, task.file)
         if task.options.on_error == "raise":
@@ -246,6 +253,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         psnr=None if meter is None else meter.psnr,
         frames_measured=0 if meter is None else meter.frames_measured,
         field_schema=fields["schema"],
+        schema=schema,
     )
 
 

@@ -1,0 +1,117 @@
+"""convert_videos of a LeRobot v3 dataset. The dataset is written from LeRobot's published v3
+layout by tests/_lerobot.py (LeRobot needs Python 3.12 and does not install here), with AV1
+videos (libsvtav1) when this PyAV can encode them, else H.264."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lance
+import numpy as np
+import pytest
+from _lerobot import FPS, TASKS, write_lerobot
+from _videos import decode_rgb
+
+from hf_lvf import convert_videos
+from hf_lvf.errors import SkippedVideoWarning
+
+TOP, WRIST = "observation.images.top", "observation.images.wrist"
+
+
+def _table(root: Path):
+    return lance.dataset(str(root)).to_table()
+
+
+def test_each_episode_a_video_with_its_columns_exact(tmp_path: Path) -> None:
+    columns = write_lerobot(tmp_path / "ds")
+    summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    assert (summary.num_videos, summary.num_frames) == (3, 16)
+    table = _table(tmp_path / "root").flatten()
+    np.testing.assert_array_equal(
+        np.stack(table.column("observation.state").to_numpy(zero_copy_only=False)),
+        columns["observation.state"],
+    )
+    assert table.schema.field("action").type.value_type == "float"  # float32 stays float32
+    for name in ("action", "timestamp", "frame_index", "episode_index", "index", "task_index"):
+        got = table.column(name).to_numpy(zero_copy_only=False)
+        want = columns[name]
+        np.testing.assert_array_equal(np.stack(got) if want.ndim == 2 else got, want)
+    assert table.column("task").to_pylist() == [TASKS[e % 2] for e in columns["episode_index"]]
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert [v["metadata"]["episode_index"] for v in meta["videos"]] == [0, 1, 2]
+    assert [v["metadata"]["length"] for v in meta["videos"]] == [5, 7, 4]
+    assert [v["T"] for v in meta["videos"]] == [5, 7, 4]
+    assert meta["videos"][1]["metadata"]["tasks"] == TASKS[1]
+    assert meta["videos"][0]["metadata"]["fps"] == FPS
+    assert meta["lineage"]["source_format"] == "lerobot"
+    assert meta["lineage"]["camera"] == TOP
+
+
+def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    source = decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4")
+    from PIL import Image
+    import io
+
+    rows = _table(tmp_path / "root").column("bytes").to_pylist()
+    stored = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in rows]
+    assert len(stored) == len(source) == 16
+    for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+        np.testing.assert_array_equal(a, b, err_msg=f"frame {i}")
+    # Neighbouring frames differ, so a shift by one would have failed above.
+    assert not np.array_equal(source[5], source[6])
+
+
+def test_two_cameras_one_root_each_same_numbering(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    assert summary.num_videos == 3 and summary.num_frames == 32
+    tables = {cam: _table(tmp_path / "root" / cam) for cam in (TOP, WRIST)}
+    metas = {
+        cam: json.loads((tmp_path / "root" / cam / "_metadata.json").read_text())
+        for cam in (TOP, WRIST)
+    }
+    for key in ("video_id", "frame_idx", "timestamp", "index"):
+        assert tables[TOP].column(key).to_pylist() == tables[WRIST].column(key).to_pylist()
+    assert [(v["key"], v["T"], v["start_row"]) for v in metas[TOP]["videos"]] == [
+        (v["key"], v["T"], v["start_row"]) for v in metas[WRIST]["videos"]
+    ]
+    assert tables[TOP].column("bytes").to_pylist() != tables[WRIST].column("bytes").to_pylist()
+    assert metas[WRIST]["lineage"]["camera"] == WRIST
+
+
+def test_one_camera_of_two(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=WRIST)
+    assert (tmp_path / "root/_metadata.json").is_file()
+    with pytest.raises(ValueError, match="'observation.images.side'"):
+        convert_videos(tmp_path / "ds", tmp_path / "r2", workers=0, camera="observation.images.side")
+
+
+def test_missing_parquet_is_a_named_error(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    (tmp_path / "ds/data/chunk-000/file-000.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="data/chunk-000/file-000.parquet"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    assert not (tmp_path / "root").exists()
+
+
+def test_corrupt_video_is_a_named_skip(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    video = tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4"
+    video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
+    with pytest.warns(SkippedVideoWarning, match="episode_000000"):
+        with pytest.raises(Exception, match="none of the 3 input videos"):
+            convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    assert not (tmp_path / "root").exists()
+
+
+def test_append_a_second_dataset(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "a")
+    write_lerobot(tmp_path / "b", lengths=(3, 3))
+    convert_videos(tmp_path / "a", tmp_path / "root", workers=0)
+    with pytest.raises(ValueError, match="key"):  # the same episode keys: named, nothing written
+        convert_videos(tmp_path / "b", tmp_path / "root", workers=0, mode="append")
+    assert _table(tmp_path / "root").num_rows == 16
