@@ -1,0 +1,85 @@
+"""convert_videos of webdataset / video2dataset shards written with webdataset's own TarWriter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import webdataset as wds
+from _videos import write_video
+
+from hf_lvf import convert_videos
+from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
+from hf_lvf.convert.webdataset import expand_braces
+
+
+def _shards(tmp_path: Path, *, missing_video: bool = False) -> Path:
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for s in range(2):
+        with wds.TarWriter(str(folder / f"{s:05d}.tar")) as sink:
+            for k in range(2):
+                n = 2 * s + k
+                mp4 = write_video(tmp_path / f"src{n}.mp4", 10 + n, fps=10, seed=n).read_bytes()
+                meta = {"url": f"http://x/{n}", "width": 64, "clips": [[0.0, 0.5], [0.4, 1.0]],
+                        "caption": [f"clip a{n}", f"clip b{n}"]}
+                sample = {"__key__": f"{n:06d}", "mp4": mp4, "txt": f"video {n}",
+                          "json": json.dumps(meta).encode()}
+                sink.write(sample)
+            if missing_video and s == 1:
+                sink.write({"__key__": "999999", "txt": "no video here"})
+    return folder
+
+
+def test_brace_patterns() -> None:
+    assert expand_braces("s/{00000..00002}.tar") == ["s/00000.tar", "s/00001.tar", "s/00002.tar"]
+    assert expand_braces("{a,b}-{1..2}") == ["a-1", "a-2", "b-1", "b-2"]
+
+
+def test_one_video_per_sample_captions_and_spans(tmp_path: Path) -> None:
+    folder = _shards(tmp_path)
+    summary = convert_videos(
+        str(folder / "{00000..00001}.tar"), tmp_path / "root", workers=0, fps=20
+    )
+    assert summary.num_videos == 4
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    videos = meta["videos"]
+    assert [v["metadata"]["caption"] for v in videos] == [f"video {n}" for n in range(4)]
+    assert [v["metadata"]["url"] for v in videos] == [f"http://x/{n}" for n in range(4)]
+    assert [v["key"] for v in videos] == ["00000/000000", "00000/000001", "00001/000002", "00001/000003"]
+    # spans: seconds * converted fps (20), clipped to the video's frames
+    assert videos[0]["spans"] == [
+        {"start_frame": 0, "end_frame": 10, "caption": "clip a0"},
+        {"start_frame": 8, "end_frame": min(20, videos[0]["T"]), "caption": "clip b0"},
+    ]
+    assert meta["lineage"]["source_format"] == "webdataset"
+
+
+def test_sample_without_video_is_a_named_skip(tmp_path: Path) -> None:
+    folder = _shards(tmp_path, missing_video=True)
+    shards = [str(folder / "00000.tar"), str(folder / "00001.tar")]
+    with pytest.warns(SkippedVideoWarning, match="00001.tar/999999"):
+        summary = convert_videos(shards, tmp_path / "root", workers=0)
+    assert summary.num_videos == 4 and summary.n_skipped == 1
+    with pytest.raises(VideoDecodeError, match="00001.tar/999999"):
+        convert_videos(shards, tmp_path / "r2", workers=0, on_error="raise")
+    assert not (tmp_path / "r2").exists()
+
+
+def test_truncated_member_is_a_named_skip(tmp_path: Path) -> None:
+    folder = _shards(tmp_path)
+    tar = folder / "00001.tar"
+    tar.write_bytes(tar.read_bytes()[: tar.stat().st_size // 2])
+    with pytest.warns(SkippedVideoWarning, match="00001.tar"):
+        summary = convert_videos([str(folder / "00000.tar"), str(tar)], tmp_path / "root", workers=0)
+    assert summary.num_videos >= 2
+
+
+def test_append_more_shards(tmp_path: Path) -> None:
+    folder = _shards(tmp_path)
+    convert_videos(str(folder / "00000.tar"), tmp_path / "root", workers=0)
+    summary = convert_videos(str(folder / "00001.tar"), tmp_path / "root", workers=0, mode="append")
+    assert summary.num_videos == 2
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert len(meta["videos"]) == 4
