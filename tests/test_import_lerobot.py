@@ -52,8 +52,9 @@ def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
     write_lerobot(tmp_path / "ds")
     convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
     source = decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4")
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     rows = _table(tmp_path / "root").column("bytes").to_pylist()
     stored = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in rows]
@@ -87,7 +88,9 @@ def test_one_camera_of_two(tmp_path: Path) -> None:
     convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=WRIST)
     assert (tmp_path / "root/_metadata.json").is_file()
     with pytest.raises(ValueError, match="'observation.images.side'"):
-        convert_videos(tmp_path / "ds", tmp_path / "r2", workers=0, camera="observation.images.side")
+        convert_videos(
+            tmp_path / "ds", tmp_path / "r2", workers=0, camera="observation.images.side"
+        )
 
 
 def test_missing_parquet_is_a_named_error(tmp_path: Path) -> None:

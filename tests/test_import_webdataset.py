@@ -10,8 +10,8 @@ import webdataset as wds
 from _videos import write_video
 
 from hf_lvf import convert_videos
-from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 from hf_lvf.convert.webdataset import expand_braces
+from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 
 
 def _shards(tmp_path: Path, *, missing_video: bool = False) -> Path:
@@ -22,10 +22,18 @@ def _shards(tmp_path: Path, *, missing_video: bool = False) -> Path:
             for k in range(2):
                 n = 2 * s + k
                 mp4 = write_video(tmp_path / f"src{n}.mp4", 10 + n, fps=10, seed=n).read_bytes()
-                meta = {"url": f"http://x/{n}", "width": 64, "clips": [[0.0, 0.5], [0.4, 1.0]],
-                        "caption": [f"clip a{n}", f"clip b{n}"]}
-                sample = {"__key__": f"{n:06d}", "mp4": mp4, "txt": f"video {n}",
-                          "json": json.dumps(meta).encode()}
+                meta = {
+                    "url": f"http://x/{n}",
+                    "width": 64,
+                    "clips": [[0.0, 0.5], [0.4, 1.0]],
+                    "caption": [f"clip a{n}", f"clip b{n}"],
+                }
+                sample = {
+                    "__key__": f"{n:06d}",
+                    "mp4": mp4,
+                    "txt": f"video {n}",
+                    "json": json.dumps(meta).encode(),
+                }
                 sink.write(sample)
             if missing_video and s == 1:
                 sink.write({"__key__": "999999", "txt": "no video here"})
@@ -47,7 +55,12 @@ def test_one_video_per_sample_captions_and_spans(tmp_path: Path) -> None:
     videos = meta["videos"]
     assert [v["metadata"]["caption"] for v in videos] == [f"video {n}" for n in range(4)]
     assert [v["metadata"]["url"] for v in videos] == [f"http://x/{n}" for n in range(4)]
-    assert [v["key"] for v in videos] == ["00000/000000", "00000/000001", "00001/000002", "00001/000003"]
+    assert [v["key"] for v in videos] == [
+        "00000/000000",
+        "00000/000001",
+        "00001/000002",
+        "00001/000003",
+    ]
     # spans: seconds * converted fps (20), clipped to the video's frames
     assert videos[0]["spans"] == [
         {"start_frame": 0, "end_frame": 10, "caption": "clip a0"},
@@ -72,7 +85,9 @@ def test_truncated_member_is_a_named_skip(tmp_path: Path) -> None:
     tar = folder / "00001.tar"
     tar.write_bytes(tar.read_bytes()[: tar.stat().st_size // 2])
     with pytest.warns(SkippedVideoWarning, match="00001.tar"):
-        summary = convert_videos([str(folder / "00000.tar"), str(tar)], tmp_path / "root", workers=0)
+        summary = convert_videos(
+            [str(folder / "00000.tar"), str(tar)], tmp_path / "root", workers=0
+        )
     assert summary.num_videos >= 2
 
 
