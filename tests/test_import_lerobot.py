@@ -14,7 +14,7 @@ from _lerobot import FPS, TASKS, write_lerobot
 from _videos import decode_rgb
 
 from hf_lvf import convert_videos
-from hf_lvf.errors import SkippedVideoWarning
+from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 
 TOP, WRIST = "observation.images.top", "observation.images.wrist"
 
@@ -105,9 +105,11 @@ def test_corrupt_video_is_a_named_skip(tmp_path: Path) -> None:
     write_lerobot(tmp_path / "ds")
     video = tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4"
     video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
-    with pytest.warns(SkippedVideoWarning, match="episode_000000"):
-        with pytest.raises(Exception, match="none of the 3 input videos"):
-            convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    with (
+        pytest.warns(SkippedVideoWarning, match="episode_000000"),
+        pytest.raises(VideoDecodeError, match="none of the 3 input videos"),
+    ):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
     assert not (tmp_path / "root").exists()
 
 
@@ -115,6 +117,10 @@ def test_append_a_second_dataset(tmp_path: Path) -> None:
     write_lerobot(tmp_path / "a")
     write_lerobot(tmp_path / "b", lengths=(3, 3))
     convert_videos(tmp_path / "a", tmp_path / "root", workers=0)
-    with pytest.raises(ValueError, match="key"):  # the same episode keys: named, nothing written
-        convert_videos(tmp_path / "b", tmp_path / "root", workers=0, mode="append")
-    assert _table(tmp_path / "root").num_rows == 16
+    summary = convert_videos(tmp_path / "b", tmp_path / "root", workers=0, mode="append")
+    assert summary.num_videos == 2
+    table = _table(tmp_path / "root")
+    assert table.num_rows == 22
+    assert table.column("episode_index").to_pylist()[16:] == [0, 0, 0, 1, 1, 1]
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert [v["key"] for v in meta["videos"]][-2:] == ["b/episode_000000", "b/episode_000001"]

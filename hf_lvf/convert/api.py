@@ -15,18 +15,16 @@ from typing import Any
 
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import SkippedVideoWarning, VideoDecodeError
-from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
+from ..frames import FRAME_SCHEMA
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
 from ..training.loader import check_main_guard
-from ..write.append import WriteMode, fidelity_summary, resolve_mode
-from ..write.writer import build_metadata
+from ..write.append import WriteMode, resolve_mode
 from .appending import (
     _destination,
     _known_labels,
     _plan_append,
-    _recorded_resize,
-    _write_new_metadata,
+    _write_new_root,
 )
 from .decoding import OnError, _FrameOptions, _import_av
 from .entries import _entries, check_field_schemas
@@ -40,6 +38,7 @@ from .pool import (
     _run,
     _submit_to_pool,
     _Task,
+    check_workers,
 )
 from .sources import VIDEO_EXTENSIONS
 from .summary import ConversionSummary, SkippedVideo
@@ -68,15 +67,16 @@ def convert_videos(
     progress: bool = True,
     storage_options: Mapping[str, str] | None = None,
     camera: str | Sequence[str] | None = None,
+    spans: Any = None,
+    frame_values: Any = None,
 ) -> ConversionSummary:
     """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
-    Each video is decoded with PyAV, its frames converted to RGB, optionally
-    resized and resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance
-    fragments by a worker; the parent commits all fragments once. The root
-    appears only when complete: an error, Ctrl-C or a killed worker leaves no
-    root and no temporary folder, and a run after a killed one cleans up what
-    it left.
+    Each video is decoded with PyAV, its frames converted to RGB, optionally resized and
+    resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance fragments by a
+    worker; the parent commits all fragments once. The root appears only when complete: an
+    error, Ctrl-C or a killed worker leaves no root and no temporary folder, and a run after
+    a killed one cleans up what it left.
 
     What the root records (FORMAT.md): videos sorted by ``path``; ``id`` is the
     video's position among the sorted inputs (so ids skip the numbers of
@@ -174,6 +174,17 @@ def convert_videos(
             written to ``root``; several are written one root per camera, ``root/<camera>``,
             all with the same videos, frame numbering and per-frame fields, so window ``i``
             of each root holds the same frames of the same episode.
+        spans: captioned time spans keyed by file: a pyarrow Table, pandas DataFrame, list
+            of dicts or a .csv/.jsonl/.parquet file with a file column (``file_name``,
+            ``path``, ``key``, ``videoID`` or ``YoutubeID``, matched against each input's
+            path, key, name or stem) and either Panda-70M's ``timestamp`` (a list of
+            ``[start, end]``, seconds or ``H:MM:SS.mmm``) with a ``caption`` list, or
+            InternVid's one row per span (``start``/``end`` or ``Start_timestamp``/
+            ``End_timestamp``; ``Caption`` becomes ``caption``). Written as each video's
+            ``spans``, frames ``[round(start * fps), round(end * fps))`` at the converted fps.
+        frame_values: per-frame values keyed by file and ``frame`` (index of the converted
+            frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
+            per-frame field; each video needs exactly one value per converted frame.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -209,16 +220,7 @@ def convert_videos(
         crop=crop,
         fidelity=fidelity,
     )
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
-    ):
-        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
-    if executor is not None and not isinstance(executor, Executor):
-        raise TypeError(
-            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-        )
-    if executor is not None and workers == 0:
-        raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+    check_workers(workers, executor)
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
     storage_options = lance_options(storage_options) or None  # also drops datasets' "hf"
@@ -241,6 +243,8 @@ def convert_videos(
             camera=camera,
             files=files,
             scratch=Path(rows),
+            spans=spans,
+            frame_values=frame_values,
         )
         return _convert(
             resolved,
@@ -275,25 +279,16 @@ def _convert(
 
     with _destination(root, mode, storage_options) as (scratch, target):
         duplicates: list[tuple[str, str]] = list(resolved.skipped)
-        for path, reason in resolved.skipped:
-            warnings.warn(f"skipped {path!r}: {reason}", SkippedVideoWarning, stacklevel=3)
         first_id, first_row = 0, 0
         if target is not None:
             sources, known = _plan_append(sources, target, options, label_names)
             duplicates += known
             first_id, first_row = target.next_id, target.num_rows
-            for path, reason in known:
-                warnings.warn(
-                    f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3
-                )
-            if not sources:
-                return ConversionSummary(
-                    root=target.root,
-                    num_videos=0,
-                    num_frames=0,
-                    skipped=tuple(SkippedVideo(p, r) for p, r in duplicates),
-                    seconds=time.perf_counter() - started,
-                )
+        for path, reason in duplicates:
+            warnings.warn(f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3)
+        if target is not None and not sources:
+            skips = tuple(SkippedVideo(p, r) for p, r in duplicates)
+            return ConversionSummary(target.root, 0, 0, skips, time.perf_counter() - started)
         source_of = {first_id + i: s for i, s in enumerate(sources)}
         tasks = [
             _Task(
@@ -393,23 +388,19 @@ def _convert(
                 frames_measured=measured,
             )
         else:
+            metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
             schema = converted[0].schema or FRAME_SCHEMA
-            version = commit_fragments(folder, fragments, storage_options, schema=schema)
-            metadata = build_metadata(
+            _write_new_root(
+                scratch,
+                folder,
+                fragments,
                 entries,
-                codec=options.codec,
-                quality=options.quality,
-                lossless=options.lossless,
-                resize=_recorded_resize(options),
-                n_skipped=len(skipped),
-                lineage=provenance,
+                options,
+                metadata,
+                label_names,
+                schema,
+                storage_options,
             )
-            if measured is not None:
-                metadata["fidelity"] = fidelity_summary(entries, measured)
-            metadata["crop"] = options.crop
-            if label_names is not None:
-                metadata["label_names"] = label_names
-            _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return ConversionSummary(
         root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=len(entries),

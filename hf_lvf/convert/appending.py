@@ -10,11 +10,18 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..frames import LANCE_VERSION_FIELD, commit_fragments
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
-from ..write.append import AppendTarget, WriteMode, appending
+from ..write.append import AppendTarget, WriteMode, appending, fidelity_summary
 from ..write.store_roots import StoreStage, appending_store, creating_store_root
-from ..write.writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
+from ..write.writer import (
+    atomic_root,
+    build_metadata,
+    check_same_encoding,
+    check_same_setting,
+    write_metadata,
+)
 from .clips import Clip
 from .decoding import _FrameOptions, _sha256
 from .fields import clip_checksum
@@ -161,3 +168,34 @@ def _plan_append(
         checksums[checksum] = source.path
         kept.append(dataclasses.replace(source, checksum=checksum))  # workers need not hash again
     return kept, duplicates
+
+
+def _write_new_root(
+    scratch: Any,
+    folder: Any,
+    fragments: list[Any],
+    entries: list[dict[str, Any]],
+    options: _FrameOptions,
+    facts: dict[str, Any],
+    label_names: list[str] | None,
+    schema: Any,
+    storage_options: Mapping[str, str] | None,
+) -> None:
+    """Commit the fragments of a new root with ``schema`` and write its ``_metadata.json``
+    (``facts``: ``n_skipped``, ``lineage``, ``measured`` frames of the fidelity measure)."""
+    version = commit_fragments(folder, fragments, storage_options, schema=schema)
+    metadata = build_metadata(
+        entries,
+        codec=options.codec,
+        quality=options.quality,
+        lossless=options.lossless,
+        resize=_recorded_resize(options),
+        n_skipped=facts["n_skipped"],
+        lineage=facts["lineage"],
+    )
+    if facts["measured"] is not None:
+        metadata["fidelity"] = fidelity_summary(entries, facts["measured"])
+    metadata["crop"] = options.crop
+    if label_names is not None:
+        metadata["label_names"] = label_names
+    _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

@@ -18,6 +18,7 @@ from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
 from .repo_files import RepoFiles
 from .sources import _collect_sources, _Source
 from .summary import ConversionSummary
+from .tables import attach_frame_values, attach_spans
 from .webdataset import is_shards, shard_sources, uniform_metadata
 
 
@@ -34,6 +35,7 @@ class Resolved:
 
 def lerobot_files(inputs: Any, token: str | None = None) -> RepoFiles | None:
     """The dataset's files if ``inputs`` is one LeRobot v3 dataset (folder or hf:// repo)."""
+    inputs = _single(inputs)
     if not isinstance(inputs, (str, os.PathLike)):
         return None
     text = os.fspath(inputs)
@@ -46,6 +48,13 @@ def lerobot_files(inputs: Any, token: str | None = None) -> RepoFiles | None:
     else:
         return None
     return files if is_lerobot(files) else None
+
+
+def _single(inputs: Any) -> Any:
+    """One input given as a list of one (as the CLI gives it) -> that input."""
+    if isinstance(inputs, (list, tuple)) and len(inputs) == 1:
+        return inputs[0]
+    return inputs
 
 
 def cameras_of(files: RepoFiles, camera: str | Sequence[str] | None) -> list[str]:
@@ -72,6 +81,26 @@ def resolve(
     camera: str | None,
     files: RepoFiles | None,
     scratch: Path | None,
+    spans: Any = None,
+    frame_values: Any = None,
+) -> Resolved:
+    """The sources of ``inputs``, with the ``spans`` and ``frame_values`` tables attached."""
+    resolved = _resolve(inputs, extensions, known_labels, fps, camera, files, scratch)
+    if spans is not None:
+        resolved.sources = attach_spans(resolved.sources, spans)
+    if frame_values is not None:
+        resolved.sources = attach_frame_values(resolved.sources, frame_values)
+    return resolved
+
+
+def _resolve(
+    inputs: Any,
+    extensions: Sequence[str],
+    known_labels: Sequence[str] | None,
+    fps: float | None,
+    camera: str | None,
+    files: RepoFiles | None,
+    scratch: Path | None,
 ) -> Resolved:
     """The sources of ``inputs`` (for a LeRobot dataset, ``files``, of ``camera``).
 
@@ -88,7 +117,8 @@ def resolve(
     if is_shards(inputs):
         shards = shard_sources(inputs)
         return Resolved(uniform_metadata(shards.sources), None, shards.lineage, shards.skipped)
-    if isinstance(inputs, str) and is_hub_uri(inputs):
+    if isinstance(_single(inputs), str) and is_hub_uri(_single(inputs)):
+        inputs = _single(inputs)
         repo = RepoFiles.open(inputs)
         sources, label_names = hub_folder_sources(
             repo, extensions=extensions, known_labels=known_labels

@@ -20,6 +20,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -205,7 +206,11 @@ def _episode_source(
         file_index=episode[f"videos/{camera}/file_index"],
     )
     episode_tasks = episode.get("tasks") or []
-    key = f"episode_{number:06d}"
+    # The dataset's name in the key: episodes of two datasets can share a root (append).
+    name = (
+        files.folder.split("://datasets/")[-1] if files.is_hub else PurePosixPath(files.folder).name
+    )
+    key = f"{name}/episode_{number:06d}"
     identity = f"{files.folder}@{files.sha or ''}:{rel}:{start}:{len(times)}"
     return _Source(
         file=files.uri(rel),

@@ -344,3 +344,19 @@ def _run(
             future.cancel()
         wait(pending)  # running tasks stop at their next batch of frames
         raise
+
+
+def check_workers(workers: Any, executor: Any) -> None:
+    """Raises ValueError / TypeError for a bad ``workers`` or ``executor`` of convert_videos."""
+    from concurrent.futures import Executor
+
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
+    ):
+        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    if executor is not None and workers == 0:
+        raise ValueError("workers=0 converts in this process; it cannot be used with executor")
