@@ -14,7 +14,8 @@ import webdataset as wds
 from _lerobot import write_lerobot
 from _videos import write_video
 
-from hf_lvf import convert_videos
+from hf_lvf import build_card, convert_videos, describe
+from hf_lvf.read.describe import format_description
 
 pytestmark = pytest.mark.hub
 
@@ -44,6 +45,11 @@ def test_lerobot_from_the_hub_equals_local(hub, tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "remote/_metadata.json").read_text())
     assert meta["lineage"]["source"] == "hf://datasets/org/robot"
     assert meta["lineage"]["source_revision"] == sha
+    described = describe(tmp_path / "remote")
+    assert described["lineage"]["source_revision"] == sha
+    source = f"LeRobot dataset hf://datasets/org/robot at revision {sha}"
+    assert source in format_description(described)
+    assert f"Imported from {source}" in str(build_card(tmp_path / "remote"))
 
 
 def test_webdataset_shards_from_the_hub(hub, tmp_path: Path) -> None:

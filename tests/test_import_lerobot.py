@@ -124,3 +124,13 @@ def test_append_a_second_dataset(tmp_path: Path) -> None:
     assert table.column("episode_index").to_pylist()[16:] == [0, 0, 0, 1, 1, 1]
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
     assert [v["key"] for v in meta["videos"]][-2:] == ["b/episode_000000", "b/episode_000001"]
+
+
+def test_cli_convert_one_camera(tmp_path: Path, capsys) -> None:
+    from hf_lvf.cli import main
+
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    args = ["convert", str(tmp_path / "ds"), str(tmp_path / "root"), "--workers", "0"]
+    assert main([*args, "--camera", WRIST, "--no-progress"]) == 0
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["lineage"]["camera"] == WRIST and len(meta["videos"]) == 3

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +103,40 @@ def test_append_more_shards(tmp_path: Path) -> None:
     assert summary.num_videos == 2
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
     assert len(meta["videos"]) == 4
+
+
+_SCRIPT = """
+import sys
+from hf_lvf import convert_videos
+
+if __name__ == "__main__":
+    convert_videos(sys.argv[1], sys.argv[2], workers=2, progress=False)
+"""
+
+
+def test_ctrl_c_mid_import_leaves_nothing(tmp_path: Path) -> None:
+    """SIGINT to the process group (as a terminal sends it) while workers write."""
+    with wds.TarWriter(str(tmp_path / "big.tar")) as sink:
+        for n in range(8):
+            mp4 = write_video(tmp_path / f"b{n}.mp4", 60, (96, 128), seed=n).read_bytes()
+            sink.write({"__key__": f"{n:03d}", "mp4": mp4})
+    script = tmp_path / "convert.py"
+    script.write_text(_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "big.tar"), str(tmp_path / "root")],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(tmp_path.glob(".root.tmp-*/data/*.lance")):
+            assert time.monotonic() < deadline, "the import never started writing"
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in stderr
+    assert not (tmp_path / "root").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".root.")] == []
