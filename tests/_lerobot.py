@@ -31,13 +31,13 @@ def _codec() -> str:
     return "libsvtav1" if "libsvtav1" in av.codecs_available else "libx264"
 
 
-def write_camera(path: Path, num_frames: int, seed: int) -> None:
+def write_camera(path: Path, num_frames: int, seed: int, size: int = 64) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with av.open(str(path), "w") as container:
         stream = container.add_stream(_codec(), rate=FPS)
-        stream.width, stream.height, stream.pix_fmt = 64, 64, "yuv420p"
+        stream.width, stream.height, stream.pix_fmt = size, size, "yuv420p"
         stream.codec_context.time_base = Fraction(1, FPS)
-        for i, array in enumerate(synthetic_frames(num_frames, 64, 64, seed=seed)):
+        for i, array in enumerate(synthetic_frames(num_frames, size, size, seed=seed)):
             frame = av.VideoFrame.from_ndarray(array, format="rgb24")
             frame.pts, frame.time_base = i, Fraction(1, FPS)
             for packet in stream.encode(frame):
@@ -47,7 +47,7 @@ def write_camera(path: Path, num_frames: int, seed: int) -> None:
 
 
 def write_lerobot(
-    root: Path, lengths=(5, 7, 4), cameras=("observation.images.top",)
+    root: Path, lengths=(5, 7, 4), cameras=("observation.images.top",), size: int = 64
 ) -> dict[str, np.ndarray]:
     """Write the dataset; returns its per-frame columns (all episodes, in order)."""
     total = sum(lengths)
@@ -96,10 +96,10 @@ def write_lerobot(
     for c, camera in enumerate(cameras):
         features[camera] = {
             "dtype": "video",
-            "shape": [64, 64, 3],
+            "shape": [size, size, 3],
             "names": ["height", "width", "channels"],
         }
-        write_camera(root / f"videos/{camera}/chunk-000/file-000.mp4", total, seed=c + 1)
+        write_camera(root / f"videos/{camera}/chunk-000/file-000.mp4", total, c + 1, size)
         episodes[f"videos/{camera}/chunk_index"] = [0] * len(lengths)
         episodes[f"videos/{camera}/file_index"] = [0] * len(lengths)
         episodes[f"videos/{camera}/from_timestamp"] = (starts / FPS).tolist()
