@@ -83,14 +83,19 @@ def _matcher(sources: list[_Source]) -> dict[str, int]:
     index: dict[str, int] = {}
     for i, s in enumerate(sources):
         name = PurePosixPath(s.path).name
-        for alias in (s.path, s.key, name, PurePosixPath(name).stem):
-            index.setdefault(str(alias), i)
+        for alias in {str(s.path), str(s.key), name, PurePosixPath(name).stem}:
+            index[alias] = i if index.get(alias, i) == i else -1  # -1: names several inputs
     return index
 
 
 def _owner(value: Any, index: dict[str, int], what: str, row: int) -> int:
     text = str(value)
     for alias in (text, PurePosixPath(text).name, PurePosixPath(text).stem):
+        if index.get(alias) == -1:
+            raise ValueError(
+                f"{what} table row {row} names {value!r}, which matches several inputs: give "
+                "the path relative to the input folder"
+            )
         if alias in index:
             return index[alias]
     raise ValueError(f"{what} table row {row} names {value!r}, which is not one of the inputs")
