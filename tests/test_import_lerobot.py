@@ -134,3 +134,11 @@ def test_cli_convert_one_camera(tmp_path: Path, capsys) -> None:
     assert main([*args, "--camera", WRIST, "--no-progress"]) == 0
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
     assert meta["lineage"]["camera"] == WRIST and len(meta["videos"]) == 3
+
+
+def test_worker_processes_read_the_episodes_rows(tmp_path: Path) -> None:
+    """Workers read each episode's per-frame rows themselves: the same root as in-process."""
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "here", workers=0, codec="png", progress=False)
+    convert_videos(tmp_path / "ds", tmp_path / "pool", workers=2, codec="png", progress=False)
+    assert _table(tmp_path / "pool").to_pylist() == _table(tmp_path / "here").to_pylist()

@@ -31,9 +31,14 @@ class FrameTable:
     at the converted fps: ``round(t * fps)``); every stored frame needs exactly one value.
     """
 
-    by: str  # "frame" | "time" | "all" (values already one per stored frame, in order)
-    keys: Any  # numpy array, or None for "all"
+    by: str  # "frame" | "time" | "all" (values one per stored frame) | "episode" (below)
+    keys: Any  # numpy array, or None for "all" / "episode"
     values: Mapping[str, Any]  # dotted name -> (n, *shape) array or n strings
+    # "episode": the rows of a LeRobot episode, read by the worker from this parquet file
+    # (a local path or hf:// URI), so the parent never holds a dataset's per-frame columns.
+    file: str | None = None
+    episode: int | None = None
+    tasks: Mapping[int, str] | None = field(default=None, repr=False)
 
     def per_frame(self, num_frames: int, fps: float | None, where: str) -> dict[str, Any]:
         """``{name: T values in frame order}``.

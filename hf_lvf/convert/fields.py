@@ -13,6 +13,7 @@ from ..layout.frame_fields import columns_schema, frame_columns
 from ..location import is_hub_uri
 from ..location.hub import fetch_hub_file
 from .clips import Clip, _BadClip
+from .lerobot import episode_values
 
 
 def local_file(file: str, storage_options: Mapping[str, str] | None) -> str:
@@ -51,6 +52,7 @@ def with_fields(
     decoder: Any,
     where: str,
     out: dict[str, str],
+    options: Mapping[str, str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """``batches`` with the clip's per-frame values as columns beside the frames; the
     columns' schema goes to ``out["schema"]``.
@@ -68,7 +70,10 @@ def with_fields(
         if columns is None:
             expected = num_frames if num_frames is not None else _table_length(table)
             fps = clip.fps or _fps(decoder)
-            values = table.per_frame(expected, fps, f"video {where!r}")
+            if table.by == "episode":  # a LeRobot episode's rows, read here, in the worker
+                values = episode_values(local_file(table.file, options), table)
+            else:
+                values = table.per_frame(expected, fps, f"video {where!r}")
             try:
                 columns = frame_columns(values, expected, where=f"video {where!r}")
             except (TypeError, ValueError) as err:

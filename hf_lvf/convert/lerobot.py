@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -27,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .clips import Clip, FrameTable
+from .clips import Clip, FrameTable, _BadClip
 from .repo_files import RepoFiles
 from .sources import _Source
 
@@ -76,10 +75,10 @@ def _info(files: RepoFiles) -> dict[str, Any]:
     return info
 
 
-def _read_parquet(files: RepoFiles, rel: str) -> pa.Table:
+def _read_parquet(files: RepoFiles, rel: str, columns: list[str] | None = None) -> pa.Table:
     path = files.local(rel)  # FileNotFoundError / HubError name the file
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, columns=columns)
     except (OSError, ValueError) as err:
         raise ValueError(f"cannot read {rel!r} of {files.folder!r}: {err}") from err
 
@@ -160,7 +159,8 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     sources = []
     for (chunk, file_index), group in sorted(by_data_file.items()):
         rel = data_path.format(chunk_index=chunk, file_index=file_index)
-        data = _read_parquet(files, rel)
+        # Only what places the frames: the workers read each episode's columns themselves.
+        data = _read_parquet(files, rel, columns=["episode_index", "frame_index", "timestamp"])
         index = data.column("episode_index").to_numpy()
         for episode in group:
             rows = data.filter(pa.array(index == episode["episode_index"]))
@@ -187,15 +187,7 @@ def _episode_source(
     number = int(episode["episode_index"])
     if rows.num_rows == 0:
         raise ValueError(f"episode {number} has no rows in {data_file!r} of {files.folder!r}")
-    if "frame_index" in rows.column_names:
-        rows = rows.sort_by("frame_index")
-    fields: dict[str, Any] = {}
-    for name in rows.column_names:
-        values = _values(rows.column(name), name)
-        if values is not None:
-            fields[name] = values
-    if "task_index" in rows.column_names and tasks:
-        fields["task"] = [tasks.get(i, "") for i in rows.column("task_index").to_pylist()]
+    rows = rows.sort_by("frame_index")
     start = float(episode[f"videos/{camera}/from_timestamp"])
     stamps = rows.column("timestamp").to_numpy().astype(np.float32)
     # LeRobot's query: from_timestamp (float64) + the frame's float32 timestamp.
@@ -223,16 +215,32 @@ def _episode_source(
         },
         checksum=hashlib.sha256(identity.encode()).hexdigest(),
         clip=Clip(
-            times=times, fps=fps, frames=FrameTable("all", None, fields), label=f"{rel} {key}"
+            times=times,
+            fps=fps,
+            frames=FrameTable("episode", None, {}, files.uri(data_file), number, tasks),
+            label=f"{rel} {key}",
         ),
     )
 
 
-def check_cameras(cameras: Sequence[str], known: Sequence[str], folder: str) -> list[str]:
-    unknown = [c for c in cameras if c not in known]
-    if unknown:
-        raise ValueError(
-            f"camera(s) {unknown!r} are not video features of LeRobot dataset {folder!r} "
-            f"(its cameras: {list(known)!r})"
-        )
-    return list(cameras)
+def episode_values(file: str, table: FrameTable) -> dict[str, Any]:
+    """Every per-frame column of one episode's rows of a data parquet file, in frame order,
+    as ``{name: (T, *shape) array or T strings}`` (plus ``task``, the frame's task string);
+    runs in the worker converting the episode.
+
+    Raises:
+        _BadClip: the file cannot be read.
+    """
+    try:
+        rows = pq.read_table(file, filters=[("episode_index", "=", table.episode)])
+    except (OSError, ValueError) as err:
+        raise _BadClip(f"cannot read the episode's rows from {file!r}: {err}") from None
+    rows = rows.sort_by("frame_index")
+    values: dict[str, Any] = {}
+    for name in rows.column_names:
+        column = _values(rows.column(name), name)
+        if column is not None:
+            values[name] = column
+    if "task_index" in rows.column_names and table.tasks:
+        values["task"] = [table.tasks.get(i, "") for i in rows.column("task_index").to_pylist()]
+    return values

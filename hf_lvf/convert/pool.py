@@ -224,7 +224,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
                 on_batch = _every(_REMOTE_NOTE_SECONDS, on_batch)
         fields = {"schema": ""}
         if clip.frames is not None:
-            batches = with_fields(batches, clip, decoder, task.path, fields)
+            batches = with_fields(batches, clip, decoder, task.path, fields, task.source_options)
         batches = _cancellable(batches, task.folder, on_batch, options)
         schema = FRAME_SCHEMA
         if clip.frames is not None:  # the first batch tells the per-frame columns' types
