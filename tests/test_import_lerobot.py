@@ -142,3 +142,15 @@ def test_worker_processes_read_the_episodes_rows(tmp_path: Path) -> None:
     convert_videos(tmp_path / "ds", tmp_path / "here", workers=0, codec="png", progress=False)
     convert_videos(tmp_path / "ds", tmp_path / "pool", workers=2, codec="png", progress=False)
     assert _table(tmp_path / "pool").to_pylist() == _table(tmp_path / "here").to_pylist()
+
+
+def test_append_without_the_fields_is_refused(tmp_path: Path) -> None:
+    from _videos import write_video
+
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, progress=False)
+    before = (tmp_path / "root/_metadata.json").read_bytes()
+    clip = write_video(tmp_path / "plain.mp4", 8, (64, 64), fps=10)
+    with pytest.raises(ValueError, match="per-frame"):
+        convert_videos(clip, tmp_path / "root", workers=0, mode="append", progress=False)
+    assert (tmp_path / "root/_metadata.json").read_bytes() == before

@@ -27,7 +27,7 @@ from .appending import (
     _write_new_root,
 )
 from .decoding import OnError, _FrameOptions, _import_av
-from .entries import _entries, check_field_schemas
+from .entries import _entries, check_field_schemas, check_joins
 from .imports import Resolved, cameras_of, each_camera, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
@@ -380,6 +380,7 @@ def _convert(
             **dict(lineage or {}),
         }
         if target is not None:
+            check_joins(target, converted, entries)
             target.commit(
                 fragments,
                 entries,

@@ -10,7 +10,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..frames import LANCE_VERSION_FIELD, commit_fragments
+import pyarrow as pa
+
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
 from ..write.append import AppendTarget, WriteMode, appending, fidelity_summary
@@ -126,14 +128,23 @@ def _plan_append(
     target: AppendTarget,
     options: _FrameOptions,
     label_names: list[str] | None,
+    *,
+    schema: pa.Schema = FRAME_SCHEMA,
+    span_fields: Mapping[str, str] | None = None,
 ) -> tuple[list[_Source], list[tuple[str, str]]]:
     """The sources to convert into ``target``, and ``(path, reason)`` of those skipped as
-    already in the root (by SHA-256 of the file, also among the new ones).
+    already in the root (by SHA-256 of the file, also among the new ones). ``schema``: the
+    Lance schema of the converted rows; ``span_fields``: the fields of their spans.
 
     Raises:
-        ValueError: the conversion settings or labels differ from the root's, or a new
-            video's key is taken by a different video of the root.
+        ValueError: the conversion settings, labels, per-frame fields or span fields differ
+            from the root's, or a new video's key is taken by a different video of the root.
     """
+    if any(s.clip is not None and s.clip.frames is not None for s in sources):
+        # Per-frame values: their columns are known once converted (check_joins, before the
+        # commit); the spans' fields too, in frames.
+        schema = target.schema
+    target.check_agrees(schema, span_fields, what="the converted videos")
     raw = target.layout.header
     check_same_encoding(raw, options.codec, options.quality, options.lossless)
     check_same_setting(raw, "resize", _recorded_resize(options))
@@ -192,6 +203,7 @@ def _write_new_root(
         resize=_recorded_resize(options),
         n_skipped=facts["n_skipped"],
         lineage=facts["lineage"],
+        schema=schema,
     )
     if facts["measured"] is not None:
         metadata["fidelity"] = fidelity_summary(entries, facts["measured"])
