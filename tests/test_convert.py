@@ -21,6 +21,7 @@ import lance
 import numpy as np
 import pytest
 from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
+from _signals import sigint_default
 from _videos import (
     decode_rgb,
     decode_scaled,
@@ -378,7 +379,7 @@ if __name__ == "__main__":
 def test_interrupted_conversion_then_rerun(tmp_path: Path, sig: int, workers: int) -> None:
     """Ctrl-C (SIGINT to the whole process group, workers included, as a terminal sends it)
     cleans up at once; a killed parent leaves a scratch folder that the next run removes."""
-    folder = many_videos(tmp_path / "in")
+    folder = many_videos(tmp_path / "in", count=16)  # far from done when the signal comes
     script = tmp_path / "convert.py"
     script.write_text(textwrap.dedent(_CONVERT_SCRIPT))
     proc = subprocess.Popen(
@@ -386,6 +387,7 @@ def test_interrupted_conversion_then_rerun(tmp_path: Path, sig: int, workers: in
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, like a shell job
+        preexec_fn=sigint_default,  # whatever SIGINT the suite started with
     )
     try:
         wait_for_fragments(tmp_path, "root")
@@ -401,7 +403,7 @@ def test_interrupted_conversion_then_rerun(tmp_path: Path, sig: int, workers: in
     else:
         assert len(leftovers(tmp_path, "root")) == 1
     summary = convert_videos(folder, tmp_path / "root", workers=0, progress=False)
-    assert summary.num_frames == 8 * 60
+    assert summary.num_frames == 16 * 60
     assert leftovers(tmp_path, "root") == []
 
 

@@ -274,3 +274,27 @@ def test_site_builds_strict_and_internal_links_resolve(tmp_path: Path) -> None:
             elif target.suffix == ".html" and parts.fragment not in {"", *pages[target].ids}:
                 broken.append(f"{path.relative_to(site)}: {href} (no such anchor)")
     assert not broken, broken
+
+
+# Sites of other projects that the docs link to; hf_lvf has no site or repository of its
+# own on the web, so a link to one (a docs site, a source URL) fails here.
+_LINKED_SITES = {
+    "127.0.0.1",
+    "jcristharif.com",
+    "lancedb.github.io",
+    "pypi.org",
+    "pytorch.org",
+    "sybil.readthedocs.io",
+}
+
+
+def test_links_point_only_at_sites_that_exist():
+    files = [REPO / "README.md", REPO / "pyproject.toml", REPO / "mkdocs.yml"]
+    files += [p for d in ("docs", "cards") for p in (REPO / d).rglob("*") if p.is_file()]
+    wrong = []
+    for path in files:
+        for url in re.findall(r"https?://[^\s)>\"'`\]]+", path.read_text(errors="replace")):
+            host = urlsplit(url).hostname or ""
+            if host not in _LINKED_SITES or "hf-lvf" in url or "hf_lvf" in url:
+                wrong.append(f"{path.relative_to(REPO)}: {url}")
+    assert not wrong, wrong

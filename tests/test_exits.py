@@ -22,14 +22,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _signals import CTRL_C_EXIT_S, sigint_default
 from hub_server import HubServer
 
 from hf_lvf.write.synthetic import write_synthetic_root
 
 # Generous bounds for a loaded machine; the assertions are about what happens, and the one
-# about time is the 2 s the issue asks for between Ctrl-C and the end of the process.
+# about time is how soon Ctrl-C ends the process (_signals.CTRL_C_EXIT_S).
 _RUN_TIMEOUT_S = 180
-_SIGINT_EXIT_S = 2.0
+_SIGINT_EXIT_S = CTRL_C_EXIT_S
 
 # Printed by the script's first atexit hook, which runs last (hooks run last-in first-out):
 # the hf_lvf threads still alive once every other hook, hf_lvf's included, has run.
@@ -213,6 +214,7 @@ def _interrupt_when_reading(
         text=True,
         env=_env(marker),
         cwd=script.parent,
+        preexec_fn=sigint_default,  # whatever SIGINT the suite started with
     )
     try:
         line = proc.stdout.readline()

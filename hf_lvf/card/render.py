@@ -302,7 +302,7 @@ def _context(
         f"**{_md(pretty_name)}** is a video dataset of {_count(num_videos, 'video')} "
         f"({_count(num_frames, 'frame')}"
         f"{', ' + _duration(seconds) if with_fps == num_videos else ''}) in "
-        f"the *lance-video-frames* layout, read with [hf_lvf](https://pypi.org/project/hf-lvf/) "
+        f"the *lance-video-frames* layout, read with hf_lvf "
         f"as fixed-length windows of frames for 🤗 datasets and PyTorch."
     )
     if len(roots) > 1:

@@ -21,7 +21,7 @@ examples:
   hf-lvf show clips 3 -o window.webp --window-length 16
 
 Run `hf-lvf COMMAND --help` for the options of a command and an example.
-Documentation (guides, API and command reference): https://hf-lvf.github.io/hf-lvf/"""
+Documentation (guides, API and command reference): docs/ in the source; `mkdocs serve` shows it."""
 
 
 def _command(
