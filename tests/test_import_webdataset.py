@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import webdataset as wds
+from _signals import sigint_default
 from _videos import write_video
 
 from hf_lvf import convert_videos
@@ -127,6 +128,7 @@ def test_ctrl_c_mid_import_leaves_nothing(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_default,  # whatever SIGINT the suite started with
     )
     try:
         deadline = time.monotonic() + 60
