@@ -142,3 +142,16 @@ def test_ctrl_c_mid_import_leaves_nothing(tmp_path: Path) -> None:
     assert proc.returncode != 0 and "KeyboardInterrupt" in stderr
     assert not (tmp_path / "root").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".root.")] == []
+
+
+@pytest.mark.s3
+def test_shards_on_an_object_store(tmp_path: Path, s3) -> None:
+    folder = _shards(tmp_path)
+    uri = s3.upload(folder, s3.new_bucket(), "shards")
+    summary = convert_videos(
+        f"{uri}/{{00000..00001}}.tar", tmp_path / "root", workers=0, storage_options=s3.options()
+    )
+    assert summary.num_videos == 4
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert [v["metadata"]["caption"] for v in meta["videos"]] == [f"video {n}" for n in range(4)]
+    assert meta["lineage"]["source"] == [f"{uri}/00000.tar", f"{uri}/00001.tar"]

@@ -104,8 +104,8 @@ def convert_videos(
             Files and glob matches are recorded by the path given. Datasets (see the
             importing guide): a LeRobot v3 dataset (its folder or ``hf://datasets/org/repo``;
             each episode a video with its per-frame columns as per-frame fields), webdataset
-            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``, local
-            or ``hf://``; each sample's video a video, ``txt`` its ``caption``, json scalars
+            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``, local,
+            ``hf://`` or ``s3://`` (copied first, with ``storage_options``); each sample's video a video, ``txt`` its ``caption``, json scalars
             metadata, json clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
             with a ``Video`` column, or a Hub ``videofolder`` repo (``hf://datasets/org/repo``,
             pinned to its commit).
@@ -245,6 +245,7 @@ def convert_videos(
             scratch=Path(rows),
             spans=spans,
             frame_values=frame_values,
+            storage_options=storage_options,
         )
         return _convert(
             resolved,

@@ -83,9 +83,12 @@ def resolve(
     scratch: Path | None,
     spans: Any = None,
     frame_values: Any = None,
+    storage_options: Any = None,
 ) -> Resolved:
     """The sources of ``inputs``, with the ``spans`` and ``frame_values`` tables attached."""
-    resolved = _resolve(inputs, extensions, known_labels, fps, camera, files, scratch)
+    resolved = _resolve(
+        inputs, extensions, known_labels, fps, camera, files, scratch, storage_options
+    )
     if spans is not None:
         resolved.sources = attach_spans(resolved.sources, spans)
     if frame_values is not None:
@@ -101,11 +104,13 @@ def _resolve(
     camera: str | None,
     files: RepoFiles | None,
     scratch: Path | None,
+    storage_options: Any = None,
 ) -> Resolved:
     """The sources of ``inputs`` (for a LeRobot dataset, ``files``, of ``camera``).
 
     ``scratch``: a local folder removed when the conversion ends, for the bytes of a
-    ``datasets`` dataset's rows.
+    ``datasets`` dataset's rows and copies of shards on an object store
+    (``storage_options``: the store's options).
     """
     if files is not None and camera is not None:
         found = lerobot_sources(files, camera, fps=fps)
@@ -115,7 +120,7 @@ def _resolve(
         rows = dataset_sources(inputs, scratch)
         return Resolved(rows.sources, rows.label_names, rows.lineage)
     if is_shards(inputs):
-        shards = shard_sources(inputs)
+        shards = shard_sources(inputs, scratch=scratch, storage_options=storage_options)
         return Resolved(uniform_metadata(shards.sources), None, shards.lineage, shards.skipped)
     if isinstance(_single(inputs), str) and is_hub_uri(_single(inputs)):
         inputs = _single(inputs)

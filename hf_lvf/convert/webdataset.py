@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..location import download_store_file, is_object_store_uri
 from .clips import Clip
 from .repo_files import RepoFiles
 from .sources import _Source
@@ -65,27 +66,44 @@ class ShardImport:
     lineage: dict[str, Any]
 
 
-def _shard_files(inputs: Any, token: str | None) -> list[tuple[RepoFiles, str]]:
+def _shard_files(
+    inputs: Any, token: str | None, scratch: Path | None, storage_options: Any
+) -> list[tuple[RepoFiles, str, str]]:
+    """``(files, path in them, name to record)`` of each shard; a shard on an object store is
+    copied into ``scratch`` first (the conversion removes it when it ends)."""
     items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    shards: list[tuple[RepoFiles, str]] = []
+    shards: list[tuple[RepoFiles, str, str]] = []
     repos: dict[str, RepoFiles] = {}
     for item in items:
         for name in expand_braces(os.fspath(item)):
-            if name.startswith("hf://"):
+            if is_object_store_uri(name):
+                if scratch is None:
+                    raise ValueError(f"shard {name!r} on an object store needs a scratch folder")
+                local = scratch / "shards" / str(len(shards)) / PurePosixPath(name).name
+                download_store_file(name, local, storage_options)
+                shards.append((RepoFiles(str(local.parent)), local.name, name))
+            elif name.startswith("hf://"):
                 # hf://datasets/org/repo[@rev]/path/to/shard.tar: the repo, then the file in it
                 parts = name.split("/")
                 repo = "/".join(parts[:5])
                 files = repos.get(repo) or repos.setdefault(repo, RepoFiles.open(repo, token))
-                shards.append((files, "/".join(parts[5:])))
+                rel = "/".join(parts[5:])
+                shards.append((files, rel, files.uri(rel)))
             else:
                 path = Path(name)
                 if not path.is_file():
                     raise FileNotFoundError(f"shard {name!r} does not exist")
-                shards.append((RepoFiles(str(path.parent.absolute())), path.name))
+                shards.append((RepoFiles(str(path.parent.absolute())), path.name, name))
     return shards
 
 
-def shard_sources(inputs: Any, *, token: str | None = None) -> ShardImport:
+def shard_sources(
+    inputs: Any,
+    *,
+    token: str | None = None,
+    scratch: Path | None = None,
+    storage_options: Any = None,
+) -> ShardImport:
     """The samples of the shards as sources, sorted by shard and key.
 
     Raises:
@@ -96,11 +114,11 @@ def shard_sources(inputs: Any, *, token: str | None = None) -> ShardImport:
     skipped: list[tuple[str, str]] = []
     names = []
     shard_repos = []
-    for files, rel in _shard_files(inputs, token):
+    for files, rel, recorded in _shard_files(inputs, token, scratch, storage_options):
         shard_repos.append(files)
         local = str(files.local(rel))
         shard = PurePosixPath(rel).name
-        names.append(files.uri(rel))
+        names.append(recorded)
         for key, members, problem in _samples(local, shard):
             where = f"{shard}/{key}"
             if problem is not None:
