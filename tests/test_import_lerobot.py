@@ -39,7 +39,7 @@ def test_each_episode_a_video_with_its_columns_exact(tmp_path: Path) -> None:
         np.testing.assert_array_equal(np.stack(got) if want.ndim == 2 else got, want)
     assert table.column("task").to_pylist() == [TASKS[e % 2] for e in columns["episode_index"]]
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
-    assert [v["metadata"]["episode_index"] for v in meta["videos"]] == [0, 1, 2]
+    assert [v["metadata"]["episode"] for v in meta["videos"]] == [0, 1, 2]
     assert [v["metadata"]["length"] for v in meta["videos"]] == [5, 7, 4]
     assert [v["T"] for v in meta["videos"]] == [5, 7, 4]
     assert meta["videos"][1]["metadata"]["tasks"] == TASKS[1]

@@ -208,8 +208,10 @@ def _episode_source(
         file=files.uri(rel),
         path=key,
         key=key,
+        # "episode", not "episode_index": that is a per-frame field (every frame carries it),
+        # and a sample cannot hold a metadata field and a per-frame field of one name.
         metadata={
-            "episode_index": number,
+            "episode": number,
             "length": int(episode.get("length", len(times))),
             "tasks": "\n".join(map(str, episode_tasks)),
         },
