@@ -104,9 +104,10 @@ def convert_videos(
             Files and glob matches are recorded by the path given. Datasets (see the
             importing guide): a LeRobot v3 dataset (its folder or ``hf://datasets/org/repo``;
             each episode a video with its per-frame columns as per-frame fields), webdataset
-            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``, local,
-            ``hf://`` or ``s3://`` (copied first, with ``storage_options``); each sample's video a video, ``txt`` its ``caption``, json scalars
-            metadata, json clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
+            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``;
+            local, ``hf://`` or ``s3://`` (copied first, with ``storage_options``); each
+            sample's video a video, ``txt`` its ``caption``, json scalars metadata, json
+            clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
             with a ``Video`` column, or a Hub ``videofolder`` repo (``hf://datasets/org/repo``,
             pinned to its commit).
         root: the folder to create; it must be on a filesystem every worker can
