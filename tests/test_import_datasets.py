@@ -47,3 +47,11 @@ def test_iterable_dataset(tmp_path: Path) -> None:
     ds = _dataset(tmp_path).to_iterable_dataset()
     summary = convert_videos(ds, tmp_path / "root", workers=0)
     assert summary.num_videos == 3
+
+
+def test_saved_to_disk_folder(tmp_path: Path) -> None:
+    _dataset(tmp_path)
+    summary = convert_videos(tmp_path / "saved", tmp_path / "root", workers=0)
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert summary.num_videos == 3 and meta["label_names"] == ["cat", "dog"]
+    assert meta["lineage"]["source"] == str(tmp_path / "saved")

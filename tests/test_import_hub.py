@@ -89,7 +89,7 @@ def test_videofolder_repo_and_pushed_dataset(hub, tmp_path: Path) -> None:
     # stand-in directly: datasets 5.2's push_to_hub loses its temporary shard file against it.
     ds.to_parquet(str(tmp_path / "train.parquet"))
     hub.create_repo("org/pushed")
-    hub.commit(
+    sha = hub.commit(
         "org/pushed",
         {"data/train-00000-of-00001.parquet": (tmp_path / "train.parquet").read_bytes()},
     )
@@ -98,3 +98,9 @@ def test_videofolder_repo_and_pushed_dataset(hub, tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "pushed/_metadata.json").read_text())
     assert summary.num_videos == 3 and meta["label_names"] == ["cat", "dog"]
     assert [v["metadata"]["label"] for v in meta["videos"]] == [0, 0, 1]
+    # Straight from the repo, pinned to the commit: its rows streamed, decode=False.
+    summary = convert_videos(f"hf://datasets/org/pushed@{sha}", tmp_path / "direct", workers=0)
+    direct = json.loads((tmp_path / "direct/_metadata.json").read_text())
+    assert summary.num_videos == 3 and direct["label_names"] == ["cat", "dog"]
+    assert [v["checksum"] for v in direct["videos"]] == [v["checksum"] for v in meta["videos"]]
+    assert direct["lineage"]["source_revision"] == sha

@@ -77,6 +77,12 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
     return DatasetImport(sources, found.label_names, lineage)
 
 
+def has_videos(files: RepoFiles, extensions: Sequence[str] = VIDEO_EXTENSIONS) -> bool:
+    """Whether a Hub repo holds video files (a videofolder) rather than, say, parquet."""
+    suffixes = tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in extensions)
+    return any(n.lower().endswith(suffixes) for n in files._listing or ())
+
+
 def hub_folder_sources(
     files: RepoFiles,
     *,

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..hf.video_rows import is_video_dataset
-from ..location import is_hub_uri, is_object_store_uri
-from .hf_datasets import dataset_sources, hub_folder_sources
+from ..hf.video_rows import hub_dataset, is_video_dataset, saved_dataset
+from ..location import is_hub_uri, is_object_store_uri, parse_hub_uri
+from .hf_datasets import dataset_sources, has_videos, hub_folder_sources
 from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
 from .repo_files import RepoFiles
 from .sources import _collect_sources, _Source
@@ -122,9 +122,22 @@ def _resolve(
     if is_shards(inputs):
         shards = shard_sources(inputs, scratch=scratch, storage_options=storage_options)
         return Resolved(uniform_metadata(shards.sources), None, shards.lineage, shards.skipped)
-    if isinstance(_single(inputs), str) and is_hub_uri(_single(inputs)):
-        inputs = _single(inputs)
-        repo = RepoFiles.open(inputs)
+    single = _single(inputs)
+    if isinstance(single, (str, os.PathLike)) and Path(single).is_dir():
+        saved = saved_dataset(os.fspath(single))  # a save_to_disk folder
+        if saved is not None:
+            assert scratch is not None
+            rows = dataset_sources(saved, scratch)
+            lineage = rows.lineage | {"source": str(Path(single).absolute())}
+            return Resolved(rows.sources, rows.label_names, lineage)
+    if isinstance(single, str) and is_hub_uri(single):
+        repo = RepoFiles.open(single)
+        if not has_videos(repo, extensions):  # a datasets repo of parquet with video bytes
+            where = parse_hub_uri(single)
+            assert scratch is not None and repo.sha is not None
+            found = hub_dataset(where.repo_id, repo.sha, where.path_in_repo or None, repo.token)
+            rows = dataset_sources(found, scratch)
+            return Resolved(rows.sources, rows.label_names, repo.lineage("datasets"))
         sources, label_names = hub_folder_sources(
             repo, extensions=extensions, known_labels=known_labels
         )

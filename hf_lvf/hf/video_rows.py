@@ -58,3 +58,31 @@ def video_rows(dataset: Any) -> VideoRows:
             yield video.get("bytes"), video.get("path"), {n: row[n] for n in scalars}
 
     return VideoRows(column, label_column, label_names, rows())
+
+
+def saved_dataset(folder: str) -> Any | None:
+    """The dataset ``Dataset.save_to_disk`` wrote to ``folder`` (its first split, for a
+    ``DatasetDict``), or ``None`` if ``folder`` is not one."""
+    from pathlib import Path
+
+    base = Path(folder)
+    if not (base / "dataset_dict.json").is_file() and not (base / "state.json").is_file():
+        return None
+    import datasets
+
+    loaded = datasets.load_from_disk(folder)
+    if isinstance(loaded, datasets.DatasetDict):
+        return loaded["train"] if "train" in loaded else next(iter(loaded.values()))
+    return loaded
+
+
+def hub_dataset(repo_id: str, sha: str, data_dir: str | None, token: str | None) -> Any:
+    """The ``train`` split (else the first) of a Hub dataset repo at commit ``sha``, streamed
+    (``load_dataset(..., streaming=True)``): rows are read as the converter takes them."""
+    import datasets
+
+    kwargs = {"revision": sha, "token": token, "streaming": True}
+    if data_dir:
+        kwargs["data_dir"] = data_dir
+    loaded = datasets.load_dataset(repo_id, **kwargs)
+    return loaded["train"] if "train" in loaded else next(iter(loaded.values()))
