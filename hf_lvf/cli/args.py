@@ -141,9 +141,7 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
         "sub-folders become a label; metadata.csv/jsonl with a file_name column adds per-video "
         "fields), a LeRobot v3 dataset (folder or hf://datasets/org/repo[@rev]), webdataset "
         "tar shards (shards/{00000..00009}.tar, local or hf://) or a Hub videofolder repo.",
-        "hf-lvf convert videos/ clips --resize 224 --crop center --fps 8\n"
-        "  hf-lvf convert hf://datasets/lerobot/pusht@main pusht --camera observation.image\n"
-        "  hf-lvf convert 'shards/{00000..00009}.tar' webvid --fps 8 --resize 224",
+        "hf-lvf convert videos/ clips --resize 224 --crop center --fps 8",
     )
     convert.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="files, globs, folders, datasets or shards"
