@@ -55,3 +55,20 @@ def test_saved_to_disk_folder(tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
     assert summary.num_videos == 3 and meta["label_names"] == ["cat", "dog"]
     assert meta["lineage"]["source"] == str(tmp_path / "saved")
+
+
+def test_rows_are_copied_beside_the_root_and_removed(tmp_path: Path, monkeypatch) -> None:
+    import hf_lvf.convert.hf_datasets as hf_datasets
+
+    seen = []
+    original = hf_datasets.dataset_sources
+
+    def spy(dataset, scratch):
+        seen.append(scratch)
+        return original(dataset, scratch)
+
+    monkeypatch.setattr("hf_lvf.convert.imports.dataset_sources", spy)
+    convert_videos(_dataset(tmp_path), tmp_path / "root", workers=0)
+    (scratch,) = seen
+    assert scratch.parent == tmp_path and scratch.name.startswith(".root.tmp-")
+    assert not scratch.exists()

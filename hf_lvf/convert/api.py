@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,7 +27,7 @@ from .appending import (
 )
 from .decoding import OnError, _FrameOptions, _import_av
 from .entries import _entries, check_field_schemas, check_joins
-from .imports import Resolved, cameras_of, each_camera, lerobot_files, resolve
+from .imports import Resolved, cameras_of, each_camera, import_scratch, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
     _convert_one,
@@ -235,7 +234,7 @@ def convert_videos(
         raise ValueError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
     _import_av()  # fail before creating anything if PyAV is missing
-    with tempfile.TemporaryDirectory(prefix="hf_lvf-import-") as rows:
+    with import_scratch(root) as rows:
         resolved = resolve(
             inputs,
             extensions=extensions,

@@ -3,10 +3,12 @@ v3 dataset, webdataset shards, a ``datasets`` video dataset or a Hub repo of any
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,24 @@ class Resolved:
     lineage: dict[str, Any] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why), before decoding
     source_options: dict[str, str] | None = None  # for workers fetching hf:// files
+
+
+@contextlib.contextmanager
+def import_scratch(root: str | os.PathLike[str]) -> Iterator[Path]:
+    """A local folder for what an import copies (a ``datasets`` dataset's video bytes, shards
+    from an object store), removed when the conversion ends, however it ends. Beside a local
+    root it is named as the root's scratch folders are (``.<root>.tmp-<pid>-import``), so the
+    next write of the root removes it if this process is killed."""
+    if is_object_store_uri(str(root)):
+        with tempfile.TemporaryDirectory(prefix="hf_lvf-import-") as folder:
+            yield Path(folder)
+        return
+    target = Path(root).absolute()
+    folder = target.parent / f".{target.name}.tmp-{os.getpid()}-import"  # made when needed
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def lerobot_files(inputs: Any, token: str | None = None) -> RepoFiles | None:
