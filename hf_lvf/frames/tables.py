@@ -168,6 +168,14 @@ def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:
     return ds.version, ds.count_rows()
 
 
+def table_schema(folder: _Folder, version: int | None = None, **options: Any) -> pa.Schema:
+    """The Arrow schema of ``version`` (default: the latest) of the dataset at ``folder``."""
+    import lance
+
+    _enter_lance(str(folder))
+    return lance.dataset(str(folder), version=version, **options).schema
+
+
 def version_row_count(folder: _Folder, version: int, **options: Any) -> int:
     """Rows of ``version`` of the dataset at ``folder`` (``storage_options=``)."""
     import lance

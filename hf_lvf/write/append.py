@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
@@ -44,12 +45,14 @@ from ..frames import (
     commit_append,
     pinned_version,
     remove_unreferenced_data,
+    table_schema,
     table_state,
     version_row_count,
 )
 from ..layout import METADATA_FILENAME, RootLayout, read_layout
 from ..layout.text import rewrite_metadata
 from ..location import read_root_file
+from .videos import check_same_fields, check_same_span_fields, root_span_fields
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +166,27 @@ class AppendTarget:
         """Keys of the videos already in the root (a video without one: its path)."""
         table = self.layout.table
         return frozenset(pc.coalesce(table.column("key"), table.column("path")).to_pylist())
+
+    @functools.cached_property
+    def schema(self) -> pa.Schema:
+        """The Lance schema of the base version: the frame columns, then the per-frame fields
+        every new row must have."""
+        return table_schema(self.root, self.base, **self._store)
+
+    @functools.cached_property
+    def span_fields(self) -> dict[str, str]:
+        """The fields of the root's spans (:func:`hf_lvf.write.videos.span_fields`)."""
+        options = self._store.get("storage_options")
+        return root_span_fields(read_root_file(str(self.root), storage_options=options))
+
+    def check_agrees(
+        self, schema: pa.Schema, spans: Mapping[str, str] | None = None, *, what: str
+    ) -> None:
+        """Raise ValueError, naming both, if rows of ``schema`` or spans with the fields
+        ``spans`` (of ``what``: the new videos) cannot join the root's."""
+        where = f"root {str(self.root)!r}"
+        check_same_fields(schema, self.schema, what=what, where=where)
+        check_same_span_fields(spans or {}, self.span_fields, what=what, where=where)
 
     def commit(
         self,
