@@ -34,6 +34,7 @@ from .tables import (  # noqa: F401  (re-exported: the writers' and growers' ent
     FRAME_SCHEMA,
     check_frame_schema,
     commit_append,
+    commit_columns,
     commit_fragments,
     frame_table_schema,
     referenced_data_files,

@@ -217,6 +217,83 @@ def commit_append(
     return ds.version
 
 
+def commit_columns(
+    folder: _Folder,
+    batches: Iterable[pa.RecordBatch],
+    schema: pa.Schema,
+    *,
+    base: int,
+    storage_options: _Options = None,
+) -> int:
+    """Add the columns of ``schema`` to the rows of version ``base``, in one Merge commit.
+
+    ``batches`` hold their values for every row, in row order. Each fragment of ``base``
+    gets a new data file for them (lance's column addition): its existing data files are
+    neither rewritten nor changed, and readers of ``base`` or older versions are unaffected.
+    A version later than ``base`` (of a killed writer) is set aside first, as by
+    :func:`commit_append`. If ``batches`` raises, its exception propagates and nothing is
+    committed (the files written so far are unreferenced).
+
+    Raises:
+        ValueError: ``batches`` hold more or fewer rows than ``base`` has.
+
+    Returns:
+        The new version.
+    """
+    import lance
+
+    _enter_lance(str(folder))
+    options = {"storage_options": storage_options}
+    dataset = lance.dataset(str(folder), version=base, **options)
+    rows = _Rows(iter(batches))
+    fragments, lance_schema = [], None
+    for fragment in dataset.get_fragments():
+        count = fragment.metadata.physical_rows
+        if fragment.metadata.deletion_file is not None:
+            raise ValueError(f"the Lance table of {str(folder)!r} has deleted rows: not a root")
+        merge = fragment.merge_columns
+        metadata, lance_schema = _write_from(rows.take(count, schema), merge, schema)
+        fragments.append(metadata)
+    rows.check_exhausted(dataset.count_rows())
+    latest = lance.dataset(str(folder), **options)
+    if latest.version != base:
+        dataset.restore()
+        latest = lance.dataset(str(folder), **options)
+    operation = lance.LanceOperation.Merge(fragments, lance_schema)
+    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version, **options)
+    return ds.version
+
+
+class _Rows:
+    """Record batches handed out ``count`` rows at a time (a fragment's), in order."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches, self._held, self.given = batches, None, 0
+
+    def take(self, count: int, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        while count:
+            batch = self._held if self._held is not None else next(self._batches, None)
+            if batch is None:
+                raise ValueError(f"the new columns have values for {self.given} rows only")
+            if batch.schema != schema:
+                raise ValueError(f"a batch of the new columns has the schema {batch.schema}")
+            self._held = batch.slice(count) if len(batch) > count else None
+            batch = batch.slice(0, count)
+            count -= len(batch)
+            self.given += len(batch)
+            yield batch
+
+    def check_exhausted(self, num_rows: int) -> None:
+        extra = (len(self._held) if self._held is not None else 0) + sum(
+            len(b) for b in self._batches
+        )
+        if extra:
+            raise ValueError(
+                f"the new columns have values for {self.given + extra} rows, the table has "
+                f"{num_rows}"
+            )
+
+
 def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> list[str]:
     """Delete the data files of ``folder`` that ``version`` does not reference.
 

@@ -30,7 +30,7 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -204,6 +204,29 @@ class AppendTarget:
         frames (their ``psnr``), to extend the root's ``fidelity``. Returns the new file's
         text.
         """
+        updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
+        if frames_measured is not None:
+            grown = _grown_fidelity(self.layout, entries, frames_measured)
+            if grown is not None:
+                updates["fidelity"] = grown
+
+        def commit() -> int:
+            return commit_append(self.root, fragments, base=self.base, **self._store)
+
+        text = self.commit_version(commit, updates, new_entries=entries)
+        logger.info("appended %d videos to %s", len(entries), self.root)
+        return text
+
+    def commit_version(
+        self,
+        commit: Callable[[], int],
+        updates: Mapping[str, Any],
+        *,
+        new_entries: list[dict[str, Any]] | None = None,
+    ) -> bytes:
+        """Run ``commit`` (a Lance commit after :attr:`base`; returns its version), then
+        publish ``_metadata.json`` with ``updates`` to its top-level fields, ``new_entries``
+        added to its videos, naming that version. Returns the new file's text."""
         # Unchanged while this process holds the root's write lock.
         old = read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
         where = self.layout.metadata_path
@@ -213,17 +236,12 @@ class AppendTarget:
             # below leaves a file that still names the version it describes.
             pinned = {LANCE_VERSION_FIELD: self.base}
             self._publish(rewrite_metadata(old, where=where, updates=pinned), self.base, first=True)
-        version = commit_append(self.root, fragments, base=self.base, **self._store)
-        updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
-        if frames_measured is not None:
-            grown = _grown_fidelity(self.layout, entries, frames_measured)
-            if grown is not None:
-                updates["fidelity"] = grown
-        updates[LANCE_VERSION_FIELD] = version
-        text = rewrite_metadata(old, where=where, updates=updates, new_entries=entries)
+        version = commit()
+        updates = {**updates, LANCE_VERSION_FIELD: version}
+        text = rewrite_metadata(old, where=where, updates=updates, new_entries=new_entries or ())
         self._publish(text, version)
         self.published = True
-        logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
+        logger.info("published %s (Lance version %d)", where, version)
         return text
 
     # Overridden for roots on object stores (hf_lvf.write.store_roots), which have no rename.

@@ -1,0 +1,226 @@
+"""Growing a root sideways: per-frame columns added to its existing frames.
+
+:func:`add_frame_columns` writes the new columns' values next to the frames with Lance's
+column addition: each fragment gets a new data file holding them, and one Merge commit
+makes a new version whose rows are the old rows plus the new columns. The frames' data
+files are neither rewritten nor touched. It runs under the root's write lock, as an append
+does (:mod:`hf_lvf.write.append`; on object stores :mod:`hf_lvf.write.store_roots`), and
+publishes ``_metadata.json`` naming the new version last: a kill before that leaves the root
+reading as before, and a reader opened before keeps reading the version it opened.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._version import __version__
+from ..decode import decode_frame
+from ..frames import FRAME_SCHEMA, commit_columns, frame_table_schema, scan_frame_bytes
+from ..layout import RootLayout, VideoInfo
+from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
+from ..location import is_object_store_uri, lance_options
+from .append import appending
+from .store_roots import appending_store
+from .videos import check_same_fields
+from .writer import schema_fingerprint
+
+logger = logging.getLogger(__name__)
+
+FrameFunction = Callable[[np.ndarray, VideoInfo], Mapping[str, Any]]
+_KEYS = ("video_id", "frame_idx")
+_ROWS_PER_BATCH = 8192  # rows of new values handed to lance at a time
+
+
+def add_frame_columns(
+    root: str | os.PathLike[str],
+    values: pa.Table | FrameFunction,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> Path | str:
+    """Add per-frame columns to an existing root, without rewriting its frames.
+
+    The new columns are written with Lance's column addition as a new version of the
+    root's table: the data files of the frames stay as they are (same files, same
+    sizes), the commit is atomic, and ``_metadata.json`` names the new version once it is
+    committed. A reader opened before keeps reading the version it opened.
+
+    Args:
+        root: an existing root: a local folder or a URL on an object store (``s3://...``).
+        values: where the new columns' values come from, either
+
+            - an Arrow table with the integer columns ``video_id`` (the video's ``id``) and
+              ``frame_idx``, and one column per new field, with one row for every frame
+              of the root, in any order; or
+            - a function ``fn(frames, video) -> {name: values}`` called once per video, in
+              order, with its decoded frames (a ``(T, H, W, 3)`` uint8 array: one video's
+              frames are held in memory at a time) and its entry
+              (:class:`~hf_lvf.layout.VideoInfo`: ``key``, ``path``, ``metadata``, ...),
+              returning ``(T, *shape)`` arrays or ``T`` strings; every video's must have
+              the first's names, dtypes and shapes.
+
+            A dotted name (``"observation.state"``) becomes the child ``state`` of a struct
+            column ``observation`` (FORMAT.md), as in :func:`~hf_lvf.write_frames`.
+        storage_options: for a root on an object store, lance's options (credentials).
+
+    Returns:
+        The root's path (its URL on an object store).
+
+    Raises:
+        ValueError: a table without ``video_id``/``frame_idx``, naming a frame that is not
+            in the root, naming one twice or missing one; a column the root already has;
+            values of the wrong length; a video whose values differ in names, dtypes or
+            shapes from the first's. A table is checked before anything is written; a
+            function's later videos as they come, and the root is left as it was.
+        TypeError: a column of a type a per-frame field cannot have, or a ``values`` that
+            is neither a table nor callable.
+        FileNotFoundError: ``root`` is not a root.
+        BlockingIOError: another process is writing it.
+
+    Examples:
+        >>> brightness = lambda frames, video: {"brightness": frames.mean(axis=(1, 2, 3))}
+        >>> add_frame_columns("my_root", brightness)  # doctest: +SKIP
+    """
+    if not isinstance(values, pa.Table) and not callable(values):
+        raise TypeError(
+            "values must be a pyarrow Table keyed by video_id and frame_idx or a function "
+            f"fn(frames, video) -> {{name: values}}, got {type(values).__name__}"
+        )
+    remote = is_object_store_uri(str(root))
+    options = lance_options(storage_options) or None
+    with appending_store(str(root), options) if remote else appending(root) as target:
+        layout = target.layout
+        where = f"root {str(target.root)!r}"
+        if isinstance(values, pa.Table):
+            columns = _table_columns(values, layout, where)
+            new = columns_schema(columns)
+            batches: Iterator[pa.RecordBatch] = iter(pa.table(columns).to_batches(_ROWS_PER_BATCH))
+        else:
+            new, batches = _computed(values, layout, options, target.base)
+        existing = [name for name in new.names if name in target.schema.names]
+        if existing:
+            raise ValueError(
+                f"{where} already has a column {existing[0]!r} ({describe_schema(target.schema)}):"
+                " add_frame_columns adds new columns only"
+            )
+        schema = frame_table_schema([*target.schema][len(FRAME_SCHEMA) :] + [*new])
+        store = {"storage_options": options}
+        header = layout.header
+        lineage = dict(header["lineage"]) if isinstance(header.get("lineage"), Mapping) else {}
+        lineage["columns_added"] = [
+            *lineage.get("columns_added", []),
+            {"writer": f"hf_lvf {__version__}", "columns": describe_schema(new)},
+        ]
+
+        def commit() -> int:
+            return commit_columns(target.root, batches, new, base=target.base, **store)
+
+        updates = {"schema_fingerprint": schema_fingerprint(schema), "lineage": lineage}
+        target.commit_version(commit, updates)
+        logger.info("added %s to %s", describe_schema(new), target.root)
+    return target.root
+
+
+def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str, pa.Array]:
+    """The new columns of ``table``, in the root's row order, as top-level Arrow columns."""
+    for key in _KEYS:
+        kind = table.schema.field(key).type if key in table.column_names else None
+        if kind is None or not pa.types.is_integer(kind) or table.column(key).null_count:
+            raise ValueError(
+                "the table of new columns must have the integer columns 'video_id' (the "
+                f"video's id) and 'frame_idx', without nulls; it has {table.schema.names}"
+            )
+    flat = table.flatten()
+    names = [name for name in flat.column_names if name not in _KEYS]
+    if not names:
+        raise ValueError("the table of new columns has no column besides video_id and frame_idx")
+    ids = table.column("video_id").to_numpy().astype(np.int64)
+    frames = table.column("frame_idx").to_numpy().astype(np.int64)
+    known = layout.ids.astype(np.int64)
+    by_id = np.argsort(known, kind="stable")
+    pos = np.clip(np.searchsorted(known, ids, sorter=by_id), 0, len(known) - 1)
+    video = by_id[pos]
+    outside = (frames < 0) | (frames >= layout.num_frames[video])
+    bad = np.flatnonzero((known[video] != ids) | outside)
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"row {k} of the table of new columns names frame {int(frames[k])} of video_id "
+            f"{int(ids[k])}, which {where} does not have"
+        )
+    rows = layout.start_rows[video].astype(np.int64) + frames
+    order = np.argsort(rows, kind="stable")
+    if len(rows) != layout.num_rows or not np.array_equal(rows[order], np.arange(layout.num_rows)):
+        seen = np.zeros(layout.num_rows, np.int64)
+        np.add.at(seen, rows, 1)
+        twice, never = np.flatnonzero(seen > 1), np.flatnonzero(seen == 0)
+        row = int(twice[0] if twice.size else never[0])
+        v = int(np.searchsorted(layout.start_rows, row, side="right") - 1)
+        what = "more than one row" if twice.size else "no row"
+        raise ValueError(
+            f"the table of new columns has {what} for frame {row - int(layout.start_rows[v])} "
+            f"of video_id {int(layout.ids[v])} ({layout.path(v)!r}) of {where}: it needs "
+            "exactly one row per frame"
+        )
+    taken = flat.select(names).take(pa.array(order))
+    return frame_columns(
+        {name: taken.column(name) for name in names}, layout.num_rows, where="the table"
+    )
+
+
+def _computed(
+    fn: FrameFunction, layout: RootLayout, options: Mapping[str, str] | None, base: int
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The schema of ``fn``'s columns (from the first video's) and their batches, in row
+    order, each video's computed from its decoded frames as the frames are scanned."""
+    scan = scan_frame_bytes(str(layout.uri), version=base, storage_options=options)
+    videos = _video_columns(fn, layout, scan)
+    first = next(videos)
+    schema = columns_schema(first)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for v, columns in enumerate(_chain(first, videos)):
+            check_same_fields(
+                frame_table_schema(columns_schema(columns)),
+                frame_table_schema(schema),
+                what=f"video {layout.path(v)!r}",
+                where=f"the first video {layout.path(0)!r}",
+            )
+            yield pa.record_batch(list(columns.values()), schema=schema)
+
+    return schema, batches()
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
+
+
+def _video_columns(
+    fn: FrameFunction, layout: RootLayout, scan: Iterator[pa.Array]
+) -> Iterator[dict[str, pa.Array]]:
+    held: list[bytes] = []
+    entries = layout.videos
+    for v in range(len(layout)):
+        count = int(layout.num_frames[v])
+        while len(held) < count:
+            chunk = next(scan, None)
+            if chunk is None:
+                raise ValueError(f"the Lance table of {layout.uri!r} ends inside video {v}")
+            held.extend(chunk.to_pylist())
+        blobs, held = held[:count], held[count:]
+        info = entries[v]
+        frames = np.stack([decode_frame(blob) for blob in blobs])
+        result = fn(frames, info)
+        if not isinstance(result, Mapping) or not result:
+            raise TypeError(
+                f"the function of add_frame_columns returned {type(result).__name__} for video "
+                f"{info.path!r}: it must return a non-empty mapping of field name to values"
+            )
+        yield frame_columns(result, count, where=f"video {info.path!r}")
