@@ -40,6 +40,7 @@ from .tables import (  # noqa: F401  (re-exported: the writers' and growers' ent
     referenced_data_files,
     remove_unreferenced_data,
     scan_frame_bytes,
+    scan_frame_rows,
     table_schema,
     table_state,
     version_row_count,

@@ -324,12 +324,15 @@ def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[
     return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
 
 
-def scan_frame_bytes(
-    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
-) -> Iterator[pa.Array]:
-    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
-    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
-    """
+def scan_frame_rows(
+    uri: str,
+    columns: Sequence[str],
+    *,
+    version: int | None,
+    storage_options: Mapping[str, str] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """``columns`` of every row of ``version`` of a root's table, in row order, a batch at
+    a time (``bytes`` as stored: a copy re-encodes nothing)."""
     import lance
 
     _enter_lance(uri)
@@ -339,8 +342,17 @@ def scan_frame_bytes(
         )
     except (OSError, ValueError, RuntimeError) as err:
         raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
-    batches = ds.to_batches(columns=["bytes"], batch_size=_ROWS_PER_SCAN, scan_in_order=True)
-    for batch in batches:
+    yield from ds.to_batches(columns=list(columns), batch_size=_ROWS_PER_SCAN, scan_in_order=True)
+
+
+def scan_frame_bytes(
+    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
+) -> Iterator[pa.Array]:
+    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
+    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
+    """
+    rows = scan_frame_rows(uri, ["bytes"], version=version, storage_options=storage_options)
+    for batch in rows:
         yield batch.column(0).cast(pa.large_binary())
 
 
