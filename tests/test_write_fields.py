@@ -416,3 +416,12 @@ def test_add_frame_columns_on_s3(s3):
     )
     assert meta["lance_version"] == lance.dataset(uri, storage_options=options).version
     assert len(opened) == 7 and len(VideoWindows(uri, storage_options=options)) == 7
+
+
+def test_ids_are_placed_alike_when_dense_or_sparse():
+    from hf_lvf.write.columns import _video_of_id
+
+    for known in (np.array([3, 1, 2, 0]), np.array([10**9, 5, 70_000, 3])):
+        ids = known[[2, 0, 0, 3, 1]]
+        np.testing.assert_array_equal(_video_of_id(known, ids), [2, 0, 0, 3, 1])
+        assert known[_video_of_id(known, np.array([4]))][0] != 4  # an unknown id is told apart

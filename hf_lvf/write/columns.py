@@ -143,9 +143,7 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
     ids = table.column("video_id").to_numpy().astype(np.int64)
     frames = table.column("frame_idx").to_numpy().astype(np.int64)
     known = layout.ids.astype(np.int64)
-    by_id = np.argsort(known, kind="stable")
-    pos = np.clip(np.searchsorted(known, ids, sorter=by_id), 0, len(known) - 1)
-    video = by_id[pos]
+    video = _video_of_id(known, ids)
     outside = (frames < 0) | (frames >= layout.num_frames[video])
     bad = np.flatnonzero((known[video] != ids) | outside)
     if bad.size:
@@ -155,10 +153,8 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
             f"{int(ids[k])}, which {where} does not have"
         )
     rows = layout.start_rows[video].astype(np.int64) + frames
-    order = np.argsort(rows, kind="stable")
-    if len(rows) != layout.num_rows or not np.array_equal(rows[order], np.arange(layout.num_rows)):
-        seen = np.zeros(layout.num_rows, np.int64)
-        np.add.at(seen, rows, 1)
+    seen = np.bincount(rows, minlength=layout.num_rows)
+    if len(rows) != layout.num_rows or not (seen == 1).all():
         twice, never = np.flatnonzero(seen > 1), np.flatnonzero(seen == 0)
         row = int(twice[0] if twice.size else never[0])
         v = int(np.searchsorted(layout.start_rows, row, side="right") - 1)
@@ -168,10 +164,24 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
             f"of video_id {int(layout.ids[v])} ({layout.path(v)!r}) of {where}: it needs "
             "exactly one row per frame"
         )
+    order = np.empty(len(rows), np.int64)
+    order[rows] = np.arange(len(rows))  # rows is a permutation: its inverse, in O(n)
     taken = flat.select(names).take(pa.array(order))
     return frame_columns(
         {name: taken.column(name) for name in names}, layout.num_rows, where="the table"
     )
+
+
+def _video_of_id(known: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """For each of ``ids``, the position in ``known`` (the root's ids) of that id, or of
+    another id where it is not one of them (the caller compares)."""
+    low, high = int(known.min()), int(known.max())
+    if high - low < 4 * len(known) + 4096:  # dense ids (every root hf_lvf writes): a lookup
+        lookup = np.zeros(high - low + 1, np.int64)
+        lookup[known - low] = np.arange(len(known))
+        return lookup[np.clip(ids - low, 0, high - low)]
+    by_id = np.argsort(known, kind="stable")
+    return by_id[np.clip(np.searchsorted(known[by_id], ids), 0, len(known) - 1)]
 
 
 def _computed(
