@@ -425,3 +425,17 @@ def test_ids_are_placed_alike_when_dense_or_sparse():
         ids = known[[2, 0, 0, 3, 1]]
         np.testing.assert_array_equal(_video_of_id(known, ids), [2, 0, 0, 3, 1])
         assert known[_video_of_id(known, np.array([4]))][0] != 4  # an unknown id is told apart
+
+
+def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp_path):
+    from _videos import write_video
+
+    from hf_lvf import convert_videos
+
+    write_video(tmp_path / "videos" / "clip.mp4", num_frames=4, seed=0)
+    root = write_frames(tmp_path / "root", [_video("a", 4, 0)])
+    before = _snapshot(root)
+    match = r"per-frame fields of the converted videos \(no per-frame fields\) differ from those "
+    with pytest.raises(ValueError, match=match + r"of root '.*root' \(action"):
+        convert_videos(tmp_path / "videos", root, mode="append", workers=0, progress=False)
+    assert _snapshot(root) == before
