@@ -439,3 +439,23 @@ def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp
     with pytest.raises(ValueError, match=match + r"of root '.*root' \(action"):
         convert_videos(tmp_path / "videos", root, mode="append", workers=0, progress=False)
     assert _snapshot(root) == before
+
+
+def test_columns_committed_by_a_writer_killed_before_publishing_are_set_aside(tmp_path):
+    from hf_lvf.frames import commit_columns
+
+    root = _plain_root(tmp_path)
+    base = _meta(root)["lance_version"]
+    schema = pa.schema([("score", pa.float32())])
+    batch = pa.record_batch([pa.array(np.ones(12, np.float32))], schema=schema)
+    commit_columns(root, [batch], schema, base=base)  # committed, _metadata.json not updated
+    assert lance.dataset(str(root)).schema.names[-1] == "score"
+
+    add_frame_columns(root, _keyed((5, 3, 4), score=np.arange(12, dtype=np.float32)))
+    got = _table(root)
+    assert got.schema.names == ["video_id", "frame_idx", "bytes", "score"]
+    np.testing.assert_array_equal(got.column("score").to_numpy(), np.arange(12))
+    assert lance.dataset(str(root)).version == _meta(root)["lance_version"]
+    fragments = lance.dataset(str(root)).get_fragments()
+    referenced = {f.path for fragment in fragments for f in fragment.metadata.files}
+    assert set(_data_files(root)) == referenced  # the killed writer's file is gone
