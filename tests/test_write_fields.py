@@ -211,6 +211,10 @@ def test_a_bad_streamed_video_leaves_no_root(tmp_path):
         write_frames(tmp_path / "root", iter([_video("a", 4, 0), *later]))
     assert list(tmp_path.iterdir()) == []
 
+    with pytest.raises(ValueError, match=r"video 'b' has 3 frames but 5 values in each of its"):
+        write_frames(tmp_path / "root", iter([{**_video("b", 5, 1), "frames": frames(3)}]))
+    assert list(tmp_path.iterdir()) == []
+
     spans = [{"start_frame": 0, "end_frame": 9}]
     with pytest.raises(
         ValueError, match=r"span 0 of video 'c' has end_frame=9, past the video's 4"
@@ -416,6 +420,13 @@ def test_add_frame_columns_on_s3(s3):
     )
     assert meta["lance_version"] == lance.dataset(uri, storage_options=options).version
     assert len(opened) == 7 and len(VideoWindows(uri, storage_options=options)) == 7
+
+    def frame_number(frames, video):
+        return {"n": np.arange(len(frames), dtype=np.int32)}
+
+    add_frame_columns(uri, frame_number, storage_options=options)
+    table = lance.dataset(uri, storage_options=options).to_table()
+    assert table.column("n").to_pylist() == [0, 1, 2, 3, 0, 1, 2]
 
 
 def test_ids_are_placed_alike_when_dense_or_sparse():
