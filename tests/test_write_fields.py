@@ -470,3 +470,22 @@ def test_columns_committed_by_a_writer_killed_before_publishing_are_set_aside(tm
     fragments = lance.dataset(str(root)).get_fragments()
     referenced = {f.path for fragment in fragments for f in fragment.metadata.files}
     assert set(_data_files(root)) == referenced  # the killed writer's file is gone
+
+
+def test_columns_added_to_a_root_from_another_tool_across_its_files(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    lengths = (10, 2, 17, 6)
+    root = write_foreign_root(tmp_path / "root", foreign_videos(lengths))  # 7 rows a file
+    files = _data_files(root)
+    assert len(files) == 5
+    assert "lance_version" not in _meta(root)
+    value = np.arange(35, dtype=np.float64) ** 2
+    add_frame_columns(root, _keyed(lengths, value=value))
+    add_frame_columns(root, lambda frames, video: {"h": np.full(len(frames), frames.shape[1])})
+    got = _table(root)
+    np.testing.assert_array_equal(got.column("value").to_numpy(), value)
+    assert got.column("h").to_pylist() == [foreign_videos(lengths)[0]["frames"][0].shape[0]] * 35
+    after = _data_files(root)
+    assert {name: after[name] for name in files} == files and len(after) == 15
+    assert _meta(root)["lance_version"] == lance.dataset(str(root)).version

@@ -180,7 +180,8 @@ class AppendTarget:
     def span_fields(self) -> dict[str, str]:
         """The fields of the root's spans (:func:`hf_lvf.write.videos.span_fields`)."""
         options = self._store.get("storage_options")
-        return root_span_fields(read_root_file(str(self.root), storage_options=options))
+        text = read_root_file(str(self.root), storage_options=options)
+        return root_span_fields(text, where=self.layout.metadata_path)
 
     def check_agrees(
         self, schema: pa.Schema, spans: Mapping[str, str] | None = None, *, what: str
