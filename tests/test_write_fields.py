@@ -453,13 +453,14 @@ def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp
 
 
 def test_columns_committed_by_a_writer_killed_before_publishing_are_set_aside(tmp_path):
-    from hf_lvf.frames import commit_columns
+    from hf_lvf.frames import commit_columns, write_columns
 
     root = _plain_root(tmp_path)
     base = _meta(root)["lance_version"]
     schema = pa.schema([("score", pa.float32())])
     batch = pa.record_batch([pa.array(np.ones(12, np.float32))], schema=schema)
-    commit_columns(root, [batch], schema, base=base)  # committed, _metadata.json not updated
+    written = write_columns(root, [batch], schema, base=base)
+    commit_columns(root, written, base=base)  # committed, _metadata.json not updated
     assert lance.dataset(str(root)).schema.names[-1] == "score"
 
     add_frame_columns(root, _keyed((5, 3, 4), score=np.arange(12, dtype=np.float32)))
@@ -489,3 +490,16 @@ def test_columns_added_to_a_root_from_another_tool_across_its_files(tmp_path):
     after = _data_files(root)
     assert {name: after[name] for name in files} == files and len(after) == 15
     assert _meta(root)["lance_version"] == lance.dataset(str(root)).version
+
+
+def test_a_frame_that_does_not_decode_is_named_and_leaves_the_root(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    from hf_lvf import FrameDecodeError
+
+    videos = foreign_videos((3, 4))
+    root = write_foreign_root(tmp_path / "root", videos, blobs={(1, 2): b"not an image"})
+    before = _snapshot(root)
+    with pytest.raises(FrameDecodeError, match=r"frame 2 of videos\[1\]"):
+        add_frame_columns(root, lambda frames, video: {"n": np.zeros(len(frames))})
+    assert _snapshot(root) == before
