@@ -113,8 +113,14 @@ def _columns(key: str, arrays: Any, stated: int | None) -> tuple[dict[str, pa.Ar
         )
     if not arrays:
         return {}, stated
-    lengths = {name: len(values) for name, values in arrays.items()}
-    name, length = next(iter(lengths.items()))
+    name, values = next(iter(arrays.items()))
+    try:
+        length = len(values)
+    except TypeError:
+        raise TypeError(
+            f"per-frame field {name!r} of video {key!r} must be a (T, ...) array or T strings, "
+            f"got {type(values).__name__}"
+        ) from None
     if stated is not None and stated != length:
         raise ValueError(
             f"per-frame field {name!r} of video {key!r} has {length} values for {stated} "
