@@ -211,6 +211,10 @@ def test_a_bad_streamed_video_leaves_no_root(tmp_path):
         write_frames(tmp_path / "root", iter([_video("a", 4, 0), *later]))
     assert list(tmp_path.iterdir()) == []
 
+    with pytest.raises(ValueError, match=r"video 'b' has 3 frames but 5 values in each of its"):
+        write_frames(tmp_path / "root", iter([{**_video("b", 5, 1), "frames": frames(3)}]))
+    assert list(tmp_path.iterdir()) == []
+
     spans = [{"start_frame": 0, "end_frame": 9}]
     with pytest.raises(
         ValueError, match=r"span 0 of video 'c' has end_frame=9, past the video's 4"
@@ -417,6 +421,13 @@ def test_add_frame_columns_on_s3(s3):
     assert meta["lance_version"] == lance.dataset(uri, storage_options=options).version
     assert len(opened) == 7 and len(VideoWindows(uri, storage_options=options)) == 7
 
+    def frame_number(frames, video):
+        return {"n": np.arange(len(frames), dtype=np.int32)}
+
+    add_frame_columns(uri, frame_number, storage_options=options)
+    table = lance.dataset(uri, storage_options=options).to_table()
+    assert table.column("n").to_pylist() == [0, 1, 2, 3, 0, 1, 2]
+
 
 def test_ids_are_placed_alike_when_dense_or_sparse():
     from hf_lvf.write.columns import _video_of_id
@@ -425,3 +436,70 @@ def test_ids_are_placed_alike_when_dense_or_sparse():
         ids = known[[2, 0, 0, 3, 1]]
         np.testing.assert_array_equal(_video_of_id(known, ids), [2, 0, 0, 3, 1])
         assert known[_video_of_id(known, np.array([4]))][0] != 4  # an unknown id is told apart
+
+
+def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp_path):
+    from _videos import write_video
+
+    from hf_lvf import convert_videos
+
+    write_video(tmp_path / "videos" / "clip.mp4", num_frames=4, seed=0)
+    root = write_frames(tmp_path / "root", [_video("a", 4, 0)])
+    before = _snapshot(root)
+    match = r"per-frame fields of the converted videos \(no per-frame fields\) differ from those "
+    with pytest.raises(ValueError, match=match + r"of root '.*root' \(action"):
+        convert_videos(tmp_path / "videos", root, mode="append", workers=0, progress=False)
+    assert _snapshot(root) == before
+
+
+def test_columns_committed_by_a_writer_killed_before_publishing_are_set_aside(tmp_path):
+    from hf_lvf.frames import commit_columns, write_columns
+
+    root = _plain_root(tmp_path)
+    base = _meta(root)["lance_version"]
+    schema = pa.schema([("score", pa.float32())])
+    batch = pa.record_batch([pa.array(np.ones(12, np.float32))], schema=schema)
+    written = write_columns(root, [batch], schema, base=base)
+    commit_columns(root, written, base=base)  # committed, _metadata.json not updated
+    assert lance.dataset(str(root)).schema.names[-1] == "score"
+
+    add_frame_columns(root, _keyed((5, 3, 4), score=np.arange(12, dtype=np.float32)))
+    got = _table(root)
+    assert got.schema.names == ["video_id", "frame_idx", "bytes", "score"]
+    np.testing.assert_array_equal(got.column("score").to_numpy(), np.arange(12))
+    assert lance.dataset(str(root)).version == _meta(root)["lance_version"]
+    fragments = lance.dataset(str(root)).get_fragments()
+    referenced = {f.path for fragment in fragments for f in fragment.metadata.files}
+    assert set(_data_files(root)) == referenced  # the killed writer's file is gone
+
+
+def test_columns_added_to_a_root_from_another_tool_across_its_files(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    lengths = (10, 2, 17, 6)
+    root = write_foreign_root(tmp_path / "root", foreign_videos(lengths))  # 7 rows a file
+    files = _data_files(root)
+    assert len(files) == 5
+    assert "lance_version" not in _meta(root)
+    value = np.arange(35, dtype=np.float64) ** 2
+    add_frame_columns(root, _keyed(lengths, value=value))
+    add_frame_columns(root, lambda frames, video: {"h": np.full(len(frames), frames.shape[1])})
+    got = _table(root)
+    np.testing.assert_array_equal(got.column("value").to_numpy(), value)
+    assert got.column("h").to_pylist() == [foreign_videos(lengths)[0]["frames"][0].shape[0]] * 35
+    after = _data_files(root)
+    assert {name: after[name] for name in files} == files and len(after) == 15
+    assert _meta(root)["lance_version"] == lance.dataset(str(root)).version
+
+
+def test_a_frame_that_does_not_decode_is_named_and_leaves_the_root(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    from hf_lvf import FrameDecodeError
+
+    videos = foreign_videos((3, 4))
+    root = write_foreign_root(tmp_path / "root", videos, blobs={(1, 2): b"not an image"})
+    before = _snapshot(root)
+    with pytest.raises(FrameDecodeError, match=r"frame 2 of videos\[1\]"):
+        add_frame_columns(root, lambda frames, video: {"n": np.zeros(len(frames))})
+    assert _snapshot(root) == before

@@ -44,6 +44,7 @@ from .tables import (  # noqa: F401  (re-exported: the writers' and growers' ent
     table_schema,
     table_state,
     version_row_count,
+    write_columns,
     write_fragments,
     write_frame_table,
 )

@@ -217,34 +217,32 @@ def commit_append(
     return ds.version
 
 
-def commit_columns(
+def write_columns(
     folder: _Folder,
     batches: Iterable[pa.RecordBatch],
     schema: pa.Schema,
     *,
     base: int,
     storage_options: _Options = None,
-) -> int:
-    """Add the columns of ``schema`` to the rows of version ``base``, in one Merge commit.
+) -> tuple[list[Any], Any]:
+    """Write the values of the columns of ``schema`` for the rows of version ``base``, not
+    committed yet (:func:`commit_columns` does).
 
     ``batches`` hold their values for every row, in row order. Each fragment of ``base``
     gets a new data file for them (lance's column addition): its existing data files are
-    neither rewritten nor changed, and readers of ``base`` or older versions are unaffected.
-    A version later than ``base`` (of a killed writer) is set aside first, as by
-    :func:`commit_append`. If ``batches`` raises, its exception propagates and nothing is
-    committed (the files written so far are unreferenced).
+    neither rewritten nor changed. If ``batches`` raises, its exception propagates (the
+    files written so far are referenced by no version).
 
     Raises:
         ValueError: ``batches`` hold more or fewer rows than ``base`` has.
 
     Returns:
-        The new version.
+        ``(the fragments with the new columns, the new Lance schema)``, to commit.
     """
     import lance
 
     _enter_lance(str(folder))
-    options = {"storage_options": storage_options}
-    dataset = lance.dataset(str(folder), version=base, **options)
+    dataset = lance.dataset(str(folder), version=base, storage_options=storage_options)
     rows = _Rows(iter(batches))
     fragments, lance_schema = [], None
     for fragment in dataset.get_fragments():
@@ -255,11 +253,25 @@ def commit_columns(
         metadata, lance_schema = _write_from(rows.take(count, schema), merge, schema)
         fragments.append(metadata)
     rows.check_exhausted(dataset.count_rows())
+    return fragments, lance_schema
+
+
+def commit_columns(
+    folder: _Folder, written: tuple[list[Any], Any], *, base: int, storage_options: _Options = None
+) -> int:
+    """Commit columns :func:`write_columns` wrote after version ``base``, in one Merge commit:
+    the new version's rows are ``base``'s with the new columns; readers of ``base`` or older
+    versions are unaffected. A version later than ``base`` (of a killed writer) is set aside
+    first, as by :func:`commit_append`. Returns the new version."""
+    import lance
+
+    _enter_lance(str(folder))
+    options = {"storage_options": storage_options}
     latest = lance.dataset(str(folder), **options)
     if latest.version != base:
-        dataset.restore()
+        lance.dataset(str(folder), version=base, **options).restore()
         latest = lance.dataset(str(folder), **options)
-    operation = lance.LanceOperation.Merge(fragments, lance_schema)
+    operation = lance.LanceOperation.Merge(*written)
     ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version, **options)
     return ds.version
 

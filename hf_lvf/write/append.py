@@ -41,8 +41,10 @@ import pyarrow.compute as pc
 from .._version import __version__
 from ..errors import LayoutError
 from ..frames import (
+    FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
     commit_append,
+    frame_table_schema,
     pinned_version,
     remove_unreferenced_data,
     table_schema,
@@ -169,15 +171,17 @@ class AppendTarget:
 
     @functools.cached_property
     def schema(self) -> pa.Schema:
-        """The Lance schema of the base version: the frame columns, then the per-frame fields
-        every new row must have."""
-        return table_schema(self.root, self.base, **self._store)
+        """The Lance schema new rows are written with: the frame columns, then the per-frame
+        fields of the base version, which every new row must have."""
+        table = table_schema(self.root, self.base, **self._store)
+        return frame_table_schema([f for f in table if f.name not in FRAME_SCHEMA.names])
 
     @functools.cached_property
     def span_fields(self) -> dict[str, str]:
         """The fields of the root's spans (:func:`hf_lvf.write.videos.span_fields`)."""
         options = self._store.get("storage_options")
-        return root_span_fields(read_root_file(str(self.root), storage_options=options))
+        text = read_root_file(str(self.root), storage_options=options)
+        return root_span_fields(text, where=self.layout.metadata_path)
 
     def check_agrees(
         self, schema: pa.Schema, spans: Mapping[str, str] | None = None, *, what: str

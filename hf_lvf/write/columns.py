@@ -21,8 +21,14 @@ import numpy as np
 import pyarrow as pa
 
 from .._version import __version__
-from ..decode import decode_frame
-from ..frames import FRAME_SCHEMA, commit_columns, frame_table_schema, scan_frame_bytes
+from ..decode import default_decode_threads, start_decoding
+from ..frames import (
+    FRAME_SCHEMA,
+    commit_columns,
+    frame_table_schema,
+    scan_frame_bytes,
+    write_columns,
+)
 from ..layout import RootLayout, VideoInfo
 from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
 from ..location import is_object_store_uri, lance_options
@@ -59,8 +65,8 @@ def add_frame_columns(
               ``frame_idx``, and one column per new field, with one row for every frame
               of the root, in any order; or
             - a function ``fn(frames, video) -> {name: values}`` called once per video, in
-              order, with its decoded frames (a ``(T, H, W, 3)`` uint8 array: one video's
-              frames are held in memory at a time) and its entry
+              order, with its decoded frames (a ``(T, H, W, 3)`` uint8 array, decoded on
+              the decode threads; one video's frames are held in memory at a time) and its entry
               (:class:`~hf_lvf.layout.VideoInfo`: ``key``, ``path``, ``metadata``, ...),
               returning ``(T, *shape)`` arrays or ``T`` strings; every video's must have
               the first's names, dtypes and shapes.
@@ -80,6 +86,7 @@ def add_frame_columns(
             function's later videos as they come, and the root is left as it was.
         TypeError: a column of a type a per-frame field cannot have, or a ``values`` that
             is neither a table nor callable.
+        FrameDecodeError: a stored frame that does not decode (with a function).
         FileNotFoundError: ``root`` is not a root.
         BlockingIOError: another process is writing it.
 
@@ -118,8 +125,10 @@ def add_frame_columns(
             {"writer": f"hf_lvf {__version__}", "columns": describe_schema(new)},
         ]
 
+        written = write_columns(target.root, batches, new, base=target.base, **store)
+
         def commit() -> int:
-            return commit_columns(target.root, batches, new, base=target.base, **store)
+            return commit_columns(target.root, written, base=target.base, **store)
 
         updates = {"schema_fingerprint": schema_fingerprint(schema), "lineage": lineage}
         target.commit_version(commit, updates)
@@ -216,7 +225,7 @@ def _video_columns(
     fn: FrameFunction, layout: RootLayout, scan: Iterator[pa.Array]
 ) -> Iterator[dict[str, pa.Array]]:
     held: list[bytes] = []
-    entries = layout.videos
+    entries, sizes, threads = layout.videos, layout.frame_sizes, default_decode_threads()
     for v in range(len(layout)):
         count = int(layout.num_frames[v])
         while len(held) < count:
@@ -226,7 +235,15 @@ def _video_columns(
             held.extend(chunk.to_pylist())
         blobs, held = held[:count], held[count:]
         info = entries[v]
-        frames = np.stack([decode_frame(blob) for blob in blobs])
+        frames = np.empty((count, *sizes[v], 3), np.uint8)
+        start_decoding(
+            blobs,
+            frames,
+            np.arange(count),
+            expected_sizes=np.broadcast_to(sizes[v], (count, 2)),
+            describe=lambda k, v=v: f"frame {k} of {layout.describe_video(v)} in {layout.uri!r}",
+            threads=threads,
+        ).wait()
         result = fn(frames, info)
         if not isinstance(result, Mapping) or not result:
             raise TypeError(

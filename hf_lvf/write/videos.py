@@ -26,6 +26,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
+from ..errors import LayoutError
 from ..frames import FRAME_SCHEMA, frame_table_schema
 from ..layout import SAMPLE_KEYS
 from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
@@ -112,8 +113,14 @@ def _columns(key: str, arrays: Any, stated: int | None) -> tuple[dict[str, pa.Ar
         )
     if not arrays:
         return {}, stated
-    lengths = {name: len(values) for name, values in arrays.items()}
-    name, length = next(iter(lengths.items()))
+    name, values = next(iter(arrays.items()))
+    try:
+        length = len(values)
+    except TypeError:
+        raise TypeError(
+            f"per-frame field {name!r} of video {key!r} must be a (T, ...) array or T strings, "
+            f"got {type(values).__name__}"
+        ) from None
     if stated is not None and stated != length:
         raise ValueError(
             f"per-frame field {name!r} of video {key!r} has {length} values for {stated} "
@@ -283,10 +290,17 @@ class _Videos(msgspec.Struct):
     videos: list[_Spans] = []
 
 
-def root_span_fields(text: bytes) -> dict[str, str]:
+def root_span_fields(text: bytes, *, where: str = "_metadata.json") -> dict[str, str]:
     """:func:`span_fields` of every span of a root, from its ``_metadata.json`` text (only
-    the spans are decoded)."""
-    videos = msgspec.json.decode(text, type=_Videos).videos
+    the spans are decoded).
+
+    Raises:
+        LayoutError: a video's ``spans`` is not a list of objects (FORMAT.md).
+    """
+    try:
+        videos = msgspec.json.decode(text, type=_Videos).videos
+    except msgspec.ValidationError as err:
+        raise LayoutError(f"{where}: {err} (spans are a list of objects, FORMAT.md)") from None
     return span_fields(span for video in videos for span in video.spans or ())
 
 

@@ -37,6 +37,10 @@ from .videos import VideoChecks, VideoInput, check_metadata, video_input  # noqa
 
 logger = logging.getLogger(__name__)
 
+#: One video given to :func:`write_frames`: ``(key, frames, metadata)``, or a mapping with
+#: the keys ``key``, ``frames`` and optionally ``metadata``, ``frame_fields``, ``spans``.
+VideoItem = tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None] | Mapping[str, Any]
+
 
 def frame_encoder(
     codec: Codec, quality: int | None, lossless: bool
@@ -157,7 +161,9 @@ def _publish_scratch(root: Path) -> Iterator[Path]:
 
 def write_frames(
     root: str | os.PathLike[str],
-    videos: Iterable[tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None]],
+    videos: Iterable[
+        tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None] | Mapping[str, Any]
+    ],
     *,
     codec: Codec = "webp",
     quality: int = DEFAULT_QUALITY,
@@ -176,10 +182,16 @@ def write_frames(
 
     Args:
         root: folder to create (or to append to).
-        videos: ``(key, frames, metadata)`` per video; ``frames`` is an iterable of
-            ``(H, W, 3)`` uint8 RGB arrays, ``metadata`` a mapping of scalar
-            per-video fields (labels) or ``None``. ``key`` is also recorded as the
-            video's ``path``.
+        videos: ``(key, frames, metadata)`` per video, or a mapping with the keys
+            ``key``, ``frames`` and optionally ``metadata``, ``frame_fields`` and
+            ``spans``. ``frames`` is an iterable of ``(H, W, 3)`` uint8 RGB arrays,
+            ``metadata`` a mapping of scalar per-video fields (labels) or ``None``. ``key``
+            is also recorded as the video's ``path``. ``frame_fields``: ``{name: values}``,
+            ``(T, *shape)`` arrays of numbers or bools or ``T`` strings, one value per
+            frame, written beside the frames; the first video's names, dtypes and shapes
+            are the root's (a dotted name is a struct column, FORMAT.md). ``spans``:
+            ``[{"start_frame", "end_frame" (exclusive), ...scalar fields}]``, written into
+            the video's ``_metadata.json`` entry.
         codec: ``"webp"`` (the layout's own encoding, read by every reader of these
             roots), ``"jpeg"`` (decodes about 3x faster, for more bytes; see the
             converting guide) or ``"png"`` (lossless).
@@ -201,8 +213,12 @@ def write_frames(
     Raises:
         ValueError, TypeError: a bad argument, frame or metadata value, naming the
             video and frame, a lossless JPEG, or (append) a key already in the root
-            or a codec, quality or lossless other than the root's; nothing is left
-            behind.
+            or a codec, quality or lossless other than the root's; per-frame fields of
+            another length than the video's frames, or whose names, dtypes or shapes
+            differ from the first video's (the root's, when appending); a span outside its
+            video, with ``end_frame <= start_frame``, or with other fields than the others.
+            Checked before anything is written for the videos of a list (a generator's
+            as they come); nothing is left behind.
         FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
         FileNotFoundError: ``mode="append"`` and ``root`` is not a root.
 
@@ -210,6 +226,10 @@ def write_frames(
         >>> frames = [np.zeros((32, 48, 3), np.uint8)] * 4
         >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
         >>> write_frames(tmp / "root", [("clip1", frames, None)], mode="append")  # doctest: +SKIP
+        >>> episode = {"key": "ep0", "frames": frames, "frame_fields": {
+        ...     "action": np.zeros((4, 6), np.float32)}, "spans": [
+        ...     {"start_frame": 0, "end_frame": 4, "caption": "reach"}]}
+        >>> write_frames(tmp / "robot", [episode])  # doctest: +SKIP
     """
     codec, quality, lossless = check_codec(codec, quality, lossless)
     encode = frame_encoder(codec, quality, lossless)
