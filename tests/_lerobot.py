@@ -31,13 +31,13 @@ def _codec() -> str:
     return "libsvtav1" if "libsvtav1" in av.codecs_available else "libx264"
 
 
-def write_camera(path: Path, num_frames: int, seed: int, size: int = 64) -> None:
+def write_camera(path: Path, frames: list[np.ndarray], size: int = 64) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with av.open(str(path), "w") as container:
         stream = container.add_stream(_codec(), rate=FPS)
         stream.width, stream.height, stream.pix_fmt = size, size, "yuv420p"
         stream.codec_context.time_base = Fraction(1, FPS)
-        for i, array in enumerate(synthetic_frames(num_frames, size, size, seed=seed)):
+        for i, array in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(array, format="rgb24")
             frame.pts, frame.time_base = i, Fraction(1, FPS)
             for packet in stream.encode(frame):
@@ -47,9 +47,17 @@ def write_camera(path: Path, num_frames: int, seed: int, size: int = 64) -> None
 
 
 def write_lerobot(
-    root: Path, lengths=(5, 7, 4), cameras=("observation.images.top",), size: int = 64
+    root: Path,
+    lengths=(5, 7, 4),
+    cameras=("observation.images.top",),
+    size: int = 64,
+    split: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Write the dataset; returns its per-frame columns (all episodes, in order)."""
+    """Write the dataset; returns its per-frame columns (all episodes, in order).
+
+    ``split``: episodes from this one on go to a second data file and a second video file
+    per camera (``file-001``), their ``from_timestamp`` counted from that file's start, as
+    LeRobot starts a new file when one reaches its size limit."""
     total = sum(lengths)
     rng = np.random.default_rng(0)
     episode = np.repeat(np.arange(len(lengths)), lengths)
@@ -70,11 +78,20 @@ def write_lerobot(
             return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), 6)
         return pa.array(values)
 
+    n = len(lengths)
+    split = n if split is None else split
+    file_of = np.array([0 if e < split else 1 for e in range(n)])
+    first_row = int(starts[split]) if split < n else int(total)
     (root / "data/chunk-000").mkdir(parents=True)
-    pq.write_table(
-        pa.table({k: arrow(v) for k, v in columns.items()}),
-        root / "data/chunk-000/file-000.parquet",
-    )
+    table = pa.table({k: arrow(v) for k, v in columns.items()})
+    for f, rows in enumerate([(0, first_row), (first_row, int(total))]):
+        if rows[1] > rows[0]:
+            pq.write_table(
+                table.slice(rows[0], rows[1] - rows[0]),
+                root / f"data/chunk-000/file-{f:03d}.parquet",
+            )
+    # Each episode's start within its video file.
+    in_file = starts - np.where(file_of == 1, first_row, 0)
     features = {
         "observation.state": {"dtype": "float32", "shape": [6], "names": None},
         "action": {"dtype": "float32", "shape": [6], "names": None},
@@ -89,7 +106,7 @@ def write_lerobot(
         "tasks": [[TASKS[e % 2]] for e in range(len(lengths))],
         "length": list(lengths),
         "data/chunk_index": [0] * len(lengths),
-        "data/file_index": [0] * len(lengths),
+        "data/file_index": file_of.tolist(),
         "dataset_from_index": starts.tolist(),
         "dataset_to_index": (starts + np.array(lengths)).tolist(),
     }
@@ -99,11 +116,16 @@ def write_lerobot(
             "shape": [size, size, 3],
             "names": ["height", "width", "channels"],
         }
-        write_camera(root / f"videos/{camera}/chunk-000/file-000.mp4", total, c + 1, size)
+        # One synthetic sequence cut in two: frame i of the dataset is frame i of the stream.
+        frames = list(synthetic_frames(total, size, size, seed=c + 1))
+        for f, rows in enumerate([(0, first_row), (first_row, int(total))]):
+            if rows[1] > rows[0]:
+                path = root / f"videos/{camera}/chunk-000/file-{f:03d}.mp4"
+                write_camera(path, frames[rows[0] : rows[1]], size)
         episodes[f"videos/{camera}/chunk_index"] = [0] * len(lengths)
-        episodes[f"videos/{camera}/file_index"] = [0] * len(lengths)
-        episodes[f"videos/{camera}/from_timestamp"] = (starts / FPS).tolist()
-        episodes[f"videos/{camera}/to_timestamp"] = ((starts + np.array(lengths)) / FPS).tolist()
+        episodes[f"videos/{camera}/file_index"] = file_of.tolist()
+        episodes[f"videos/{camera}/from_timestamp"] = (in_file / FPS).tolist()
+        episodes[f"videos/{camera}/to_timestamp"] = ((in_file + np.array(lengths)) / FPS).tolist()
     (root / "meta/episodes/chunk-000").mkdir(parents=True)
     pq.write_table(pa.table(episodes), root / "meta/episodes/chunk-000/file-000.parquet")
     pd.DataFrame({"task_index": [0, 1]}, index=TASKS).to_parquet(root / "meta/tasks.parquet")

@@ -4,6 +4,7 @@ videos (libsvtav1) when this PyAV can encode them, else H.264."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 from _lerobot import FPS, TASKS, write_lerobot
 from _videos import decode_rgb
+from PIL import Image
 
 from hf_lvf import convert_videos
 from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
@@ -52,9 +54,6 @@ def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
     write_lerobot(tmp_path / "ds")
     convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
     source = decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4")
-    import io
-
-    from PIL import Image
 
     rows = _table(tmp_path / "root").column("bytes").to_pylist()
     stored = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in rows]
@@ -154,3 +153,29 @@ def test_append_without_the_fields_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="per-frame"):
         convert_videos(clip, tmp_path / "root", workers=0, mode="append", progress=False)
     assert (tmp_path / "root/_metadata.json").read_bytes() == before
+
+
+def test_episodes_in_several_files(tmp_path: Path) -> None:
+    """Episodes 2 and 3 in file-001 (data and video), from_timestamp counted from its start."""
+    columns = write_lerobot(tmp_path / "ds", lengths=(5, 7, 4, 6), split=2)
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    table = _table(tmp_path / "root")
+    np.testing.assert_array_equal(table.column("index").to_numpy(), columns["index"])
+    source = [
+        *decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4"),
+        *decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-001.mp4"),
+    ]
+
+    stored = [
+        np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in table["bytes"].to_pylist()
+    ]
+    assert len(stored) == len(source) == 22
+    for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+        np.testing.assert_array_equal(a, b, err_msg=f"frame {i}")
+
+
+def test_fps_other_than_the_datasets_is_refused(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    with pytest.raises(ValueError, match="fps=5 differs from the LeRobot dataset's fps 10"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, fps=5)
+    assert not (tmp_path / "root").exists()
