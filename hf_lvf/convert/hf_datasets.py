@@ -80,7 +80,7 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
 def has_videos(files: RepoFiles, extensions: Sequence[str] = VIDEO_EXTENSIONS) -> bool:
     """Whether a Hub repo holds video files (a videofolder) rather than, say, parquet."""
     suffixes = tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in extensions)
-    return any(n.lower().endswith(suffixes) for n in files._listing or ())
+    return any(n.lower().endswith(suffixes) for n in files.names)
 
 
 def hub_folder_sources(
@@ -97,7 +97,7 @@ def hub_folder_sources(
         FileNotFoundError: the repo holds no video file.
     """
     suffixes = tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in extensions)
-    listing = files._listing or ()
+    listing = files.names
     wanted = [
         n
         for n in listing

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,11 @@ class RepoFiles:
             if name.startswith(prefix)
         )
         return cls(HubPath(where.repo_id, where.path_in_repo).uri, sha, token, listing)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every file of a Hub repo (below its path), as listed at its commit; ``()`` locally."""
+        return self._listing or ()
 
     @property
     def is_hub(self) -> bool:
@@ -96,11 +100,3 @@ class RepoFiles:
         return {"source": self.folder, "source_format": kind} | (
             {"source_revision": self.sha} if self.sha else {}
         )
-
-
-def is_hub_folder(location: Any) -> bool:
-    return isinstance(location, str) and is_hub_uri(location)
-
-
-def hub_options(files: RepoFiles) -> Mapping[str, str] | None:
-    return files.storage_options
