@@ -75,6 +75,12 @@ def test_one_video_per_sample_captions_and_spans(tmp_path: Path) -> None:
     assert meta["lineage"]["source_format"] == "webdataset"
 
 
+def test_a_folder_of_shards(tmp_path: Path) -> None:
+    folder = _shards(tmp_path)
+    summary = convert_videos(folder, tmp_path / "root", workers=0)
+    assert summary.num_videos == 4
+
+
 def test_sample_without_video_is_a_named_skip(tmp_path: Path) -> None:
     folder = _shards(tmp_path, missing_video=True)
     shards = [str(folder / "00000.tar"), str(folder / "00001.tar")]

@@ -139,10 +139,14 @@ def _resolve(
         assert scratch is not None
         rows = dataset_sources(inputs, scratch)
         return Resolved(rows.sources, rows.label_names, rows.lineage)
+    single = _single(inputs)
+    if isinstance(single, (str, os.PathLike)) and Path(single).is_dir():
+        tars = sorted(str(p) for p in Path(single).glob("*.tar"))
+        if tars and not any(p.suffix != ".tar" for p in Path(single).iterdir() if p.is_file()):
+            inputs = tars  # a folder of shards
     if is_shards(inputs):
         shards = shard_sources(inputs, scratch=scratch, storage_options=storage_options)
         return Resolved(uniform_metadata(shards.sources), None, shards.lineage, shards.skipped)
-    single = _single(inputs)
     if isinstance(single, (str, os.PathLike)) and Path(single).is_dir():
         saved = saved_dataset(os.fspath(single))  # a save_to_disk folder
         if saved is not None:
