@@ -48,14 +48,22 @@ def _entries(
 def _spans(source: _Source, result: _Result) -> dict[str, Any]:
     """``{"spans": [...]}``: the source's spans in seconds as frames ``[start, end)`` of the
     stored video, ``round(seconds * fps)``, clipped to its frames; spans left empty by the
-    clipping are dropped (logged)."""
+    clipping are dropped (logged).
+
+    A single span that ends past the video's end is the span the video was cut from (what
+    video2dataset's clipping records in each clip's ``clips``, its timestamps reset to 0):
+    it is counted from the video's start."""
     if not source.spans:
         return {}
     fps = result.fps or 0.0
+    offset = 0.0
+    (first, *others) = source.spans
+    if not others and fps and float(first["end"]) > (result.num_frames + 1) / fps:
+        offset = float(first["start"])  # the video is this clip of a longer one
     spans = []
     for span in source.spans:
-        start = max(0, round(float(span["start"]) * fps))
-        end = min(result.num_frames, round(float(span["end"]) * fps))
+        start = max(0, round((float(span["start"]) - offset) * fps))
+        end = min(result.num_frames, round((float(span["end"]) - offset) * fps))
         if end <= start:
             logger.info("video %r: span %r holds no stored frame; dropped", source.path, span)
             continue
