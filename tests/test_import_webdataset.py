@@ -79,14 +79,14 @@ def test_a_clip_cut_by_video2dataset_spans_its_whole_video(tmp_path: Path) -> No
     """video2dataset's clipping writes each clip with ``clips`` = [its span in the original
     video] and timestamps reset to 0: the span is the whole clip."""
     mp4 = write_video(tmp_path / "clip.mp4", 20, fps=10).read_bytes()
-    meta = {"clips": [[30.0, 32.0]], "key": "000007_00001"}
+    meta = {"clips": [[30.0, 32.0]], "key": "000007_00001", "caption": ["a", "b", "c"]}
     with wds.TarWriter(str(tmp_path / "cut.tar")) as sink:
         sink.write(
             {"__key__": "000007_00001", "mp4": mp4, "txt": "a clip", "json": json.dumps(meta)}
         )
     convert_videos(str(tmp_path / "cut.tar"), tmp_path / "root", workers=0)
     (video,) = json.loads((tmp_path / "root/_metadata.json").read_text())["videos"]
-    assert video["spans"] == [{"start_frame": 0, "end_frame": 20}]
+    assert video["spans"] == [{"start_frame": 0, "end_frame": 20, "caption": "a clip"}]
 
 
 def test_a_folder_of_shards(tmp_path: Path) -> None:

@@ -188,12 +188,17 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
-def json_spans(meta: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
+def json_spans(
+    meta: dict[str, Any], where: str, *, strict: bool = True
+) -> tuple[dict[str, Any], ...]:
     """Spans (seconds) from a sample's json: Panda-70M's ``timestamp`` + ``caption`` lists or
-    video2dataset's ``clips`` (with a ``caption`` list, if any).
+    video2dataset's ``clips`` (with a ``caption`` list, if any). Not ``strict``: captions of
+    another count than the spans are left out (a clip cut by video2dataset keeps the
+    original video's caption list beside its one span).
 
     Raises:
-        ValueError: spans that are not ``[start, end]`` pairs, or captions of another count.
+        ValueError: spans that are not ``[start, end]`` pairs, or (``strict``) captions of
+            another count.
     """
     pairs = meta.get("timestamp", meta.get("clips"))
     if pairs is None:
@@ -203,6 +208,8 @@ def json_spans(meta: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
         isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs
     ):
         raise ValueError(f"clip spans of {where} must be a list of [start, end], got {pairs!r}")
+    if isinstance(captions, list) and len(captions) != len(pairs) and not strict:
+        captions = None
     if isinstance(captions, list) and len(captions) != len(pairs):
         raise ValueError(
             f"{where} has {len(pairs)} clip spans but {len(captions)} captions: one per span"
@@ -214,6 +221,15 @@ def json_spans(meta: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
             span["caption"] = captions[i]
         spans.append(span)
     return tuple(spans)
+
+
+def _captioned(spans: tuple[dict[str, Any], ...], caption: Any) -> tuple[dict[str, Any], ...]:
+    """Every span with a ``caption`` (one field set for a root's spans): its own, else the
+    sample's ``txt`` for a single span (the clip's caption), else ``None``."""
+    single = len(spans) == 1
+    return tuple(
+        {**span, "caption": span.get("caption", caption if single else None)} for span in spans
+    )
 
 
 def _sample_source(
@@ -228,7 +244,7 @@ def _sample_source(
         except ValueError as err:
             raise ValueError(f"the json of {where} is not JSON: {err}") from None
         if isinstance(meta, dict):
-            spans = json_spans(meta, where)
+            spans = json_spans(meta, where, strict=False)
             metadata.update(
                 (k, v)
                 for k, v in meta.items()
@@ -236,6 +252,8 @@ def _sample_source(
             )
     if "txt" in members:
         metadata["caption"] = _read(file, members["txt"]).decode("utf-8", errors="replace")
+    if spans:
+        spans = _captioned(spans, metadata.get("caption"))
     member = members[video]
     return _Source(
         file=file,
