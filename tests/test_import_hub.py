@@ -78,6 +78,14 @@ def test_videofolder_repo_and_pushed_dataset(hub, tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "root/_metadata.json").read_text())
     assert meta["label_names"] == ["cat", "dog"]
     assert meta["lineage"]["source_revision"] == sha
+    # The same repo streamed by datasets: rows name their files on the Hub, fetched by workers.
+    streamed = datasets.load_dataset("org/folder", split="train", streaming=True, revision=sha)
+    summary = convert_videos(streamed, tmp_path / "streamed", workers=0)
+    rows = json.loads((tmp_path / "streamed/_metadata.json").read_text())
+    assert summary.num_videos == 3 and rows["label_names"] == ["cat", "dog"]
+    assert sorted(v["checksum"] for v in rows["videos"]) == sorted(
+        v["checksum"] for v in meta["videos"]
+    )
 
     features = datasets.Features(
         {"video": datasets.Video(), "label": datasets.ClassLabel(names=["cat", "dog"])}

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..hf.video_rows import video_rows
-from ..location import VIDEO_EXTENSIONS
+from ..location import VIDEO_EXTENSIONS, is_hub_uri
 from ..write.writer import check_metadata
 from .repo_files import RepoFiles
 from .sources import METADATA_FILENAMES, _collect_sources, _Source
@@ -50,6 +50,8 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
             checksum = hashlib.sha256(data).hexdigest()
         elif path is not None and Path(path).is_file():
             file, checksum = Path(path), None
+        elif path is not None and is_hub_uri(path):  # a streamed Hub videofolder's row
+            file, checksum = path, None  # the worker fetches it
         else:
             raise ValueError(
                 f"row {i} of the dataset has no video bytes and no readable path {path!r}"

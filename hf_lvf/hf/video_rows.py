@@ -50,6 +50,9 @@ def video_rows(dataset: Any) -> VideoRows:
         for n, k in features.items()
         if n != column and isinstance(k, (datasets.Value, datasets.ClassLabel))
     ]
+    if isinstance(dataset, datasets.IterableDataset) and hasattr(dataset, "decode"):
+        # datasets 5 streams decode in a step of their own (threads): turned off, not cast over
+        dataset = dataset.decode(False)
     stored = dataset.cast_column(column, datasets.Video(decode=False))
 
     def rows() -> Iterator[tuple[bytes | None, str | None, dict[str, Any]]]:
