@@ -147,6 +147,7 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     episode_files = files.glob("meta/episodes/*/*.parquet")
     if not episode_files:
         raise FileNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
+    files.prefetch([*episode_files, "meta/tasks.parquet"])  # their round trips overlap
     episodes = pa.concat_tables([_read_parquet(files, f) for f in episode_files]).to_pylist()
     episodes.sort(key=lambda e: e["episode_index"])
     tasks = _tasks(files)
@@ -156,6 +157,16 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     for episode in episodes:
         where = (episode["data/chunk_index"], episode["data/file_index"])
         by_data_file.setdefault(where, []).append(episode)
+    videos = [
+        video_path.format(
+            video_key=camera,
+            chunk_index=e[f"videos/{camera}/chunk_index"],
+            file_index=e[f"videos/{camera}/file_index"],
+        )
+        for e in episodes
+    ]
+    files.prefetch_behind(list(dict.fromkeys(videos)))  # while the workers start
+    files.prefetch([data_path.format(chunk_index=c, file_index=f) for c, f in sorted(by_data_file)])
     sources = []
     for (chunk, file_index), group in sorted(by_data_file.items()):
         rel = data_path.format(chunk_index=chunk, file_index=file_index)

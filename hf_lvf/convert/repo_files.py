@@ -7,13 +7,21 @@ Face cache when first read (with the Hub reads' retries), never the whole repo f
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..location import HubPath, is_hub_uri, list_files, parse_hub_uri, resolve_revision
 from ..location.hub import fetch_hub_file
+
+logger = logging.getLogger(__name__)
+
+# Hub files fetched at once by a prefetch (each one HEAD and one GET of the cache's client).
+_FETCHES = 8
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,27 @@ class RepoFiles:
     def uri(self, rel: str) -> str:
         """What to open: a local path, or the ``hf://`` URI (fetched by :meth:`local`)."""
         return f"{self.folder}/{rel}" if self.is_hub else str(Path(self.folder) / rel)
+
+    def prefetch(self, rels: list[str]) -> None:
+        """Fetch Hub files into the cache at once, a few at a time (their round trips
+        overlap); nothing locally. Errors surface when :meth:`local` reads them."""
+        if not self.is_hub or not rels:
+            return
+        with ThreadPoolExecutor(_FETCHES) as pool:
+            list(pool.map(self._quietly, rels))
+
+    def prefetch_behind(self, rels: list[str]) -> None:
+        """Start fetching Hub files on daemon threads and return: the first videos, fetched
+        while the worker processes start (a worker reads the cache, or fetches it itself)."""
+        if self.is_hub:
+            for rel in rels[:_FETCHES]:
+                threading.Thread(target=self._quietly, args=(rel,), daemon=True).start()
+
+    def _quietly(self, rel: str) -> None:
+        try:
+            self.local(rel)
+        except OSError as err:  # HubError, a missing file: told where the file is read
+            logger.debug("prefetching %s failed: %s", rel, err)
 
     def local(self, rel: str) -> Path:
         """A local path of ``rel`` (a Hub file fetched into the cache).
