@@ -89,6 +89,17 @@ def test_a_clip_cut_by_video2dataset_spans_its_whole_video(tmp_path: Path) -> No
     assert video["spans"] == [{"start_frame": 0, "end_frame": 20, "caption": "a clip"}]
 
 
+def test_two_shards_of_one_name_are_refused(tmp_path: Path) -> None:
+    folder = _shards(tmp_path)
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "00000.tar").write_bytes((folder / "00000.tar").read_bytes())
+    with pytest.raises(ValueError, match="'00000.tar/000000.mp4'"):
+        convert_videos(
+            [str(folder / "00000.tar"), str(tmp_path / "again/00000.tar")], tmp_path / "r"
+        )
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_folder_of_shards(tmp_path: Path) -> None:
     folder = _shards(tmp_path)
     summary = convert_videos(folder, tmp_path / "root", workers=0)

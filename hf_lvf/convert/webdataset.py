@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import tarfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -114,7 +115,10 @@ def shard_sources(
     skipped: list[tuple[str, str]] = []
     names = []
     shard_repos = []
-    for files, rel, recorded in _shard_files(inputs, token, scratch, storage_options):
+    shards = _shard_files(inputs, token, scratch, storage_options)
+    for files in {id(f): f for f, _, _ in shards}.values():  # Hub shards: a few at a time
+        files.prefetch([rel for f, rel, _ in shards if f is files])
+    for files, rel, recorded in shards:
         shard_repos.append(files)
         local = str(files.local(rel))
         shard = PurePosixPath(rel).name
@@ -136,6 +140,12 @@ def shard_sources(
                 continue
             sources.append(source)
     lineage = {"source": names if len(names) > 1 else names[0], "source_format": "webdataset"}
+    paths = Counter(s.path for s in sources)
+    twice = [p for p, n in paths.items() if n > 1]
+    if twice:
+        raise ValueError(
+            f"two shards of the same name hold the sample {twice[0]!r}: name the shards apart"
+        )
     repos = {f.folder: f.sha for f in shard_repos if f.sha}
     if repos:
         lineage["source_revision"] = repos if len(repos) > 1 else next(iter(repos.values()))
