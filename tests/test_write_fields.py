@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from _roots import make_frames
 
-from hf_lvf import VideoWindows, add_frame_columns, merge_roots, write_frames
+from hf_lvf import LayoutError, VideoWindows, add_frame_columns, merge_roots, write_frames
 
 
 def _fields(num_frames: int, seed: int) -> dict:
@@ -502,4 +502,21 @@ def test_a_frame_that_does_not_decode_is_named_and_leaves_the_root(tmp_path):
     before = _snapshot(root)
     with pytest.raises(FrameDecodeError, match=r"frame 2 of videos\[1\]"):
         add_frame_columns(root, lambda frames, video: {"n": np.zeros(len(frames))})
+    assert _snapshot(root) == before
+
+
+def test_rows_out_of_frame_order_get_no_column(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    written = write_foreign_root(tmp_path / "written", foreign_videos((3, 4)))
+    table = lance.dataset(str(written)).to_table()
+    root = tmp_path / "root"
+    lance.write_dataset(table.take([0, 2, 1, 3, 4, 5, 6]), str(root))  # frames 1, 2 swapped
+    (root / "_metadata.json").write_bytes((written / "_metadata.json").read_bytes())
+    before = _snapshot(root)
+    match = r"Lance row 1 of root .* holds video_id 0, frame_idx 2, but _metadata.json places"
+    with pytest.raises(LayoutError, match=match):
+        add_frame_columns(root, _keyed((3, 4), s=np.zeros(7)))
+    with pytest.raises(LayoutError, match=match):
+        add_frame_columns(root, lambda frames, video: {"s": np.zeros(len(frames))})
     assert _snapshot(root) == before
