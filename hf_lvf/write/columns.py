@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 FrameFunction = Callable[[np.ndarray, VideoInfo], Mapping[str, Any]]
 _KEYS = ("video_id", "frame_idx")
-_ROWS_PER_BATCH = 8192  # rows of new values handed to lance at a time
+_ROWS_PER_BATCH = 65_536  # rows of new values (or keys) handed to or read from lance at a time
 
 
 def add_frame_columns(
@@ -235,7 +235,11 @@ def _rows_in_order(
     """
     starts, ids, row = layout.start_rows, layout.ids, 0
     wanted = ["video_id", "frame_idx", *columns]
-    for batch in scan_frame_rows(str(layout.uri), wanted, version=base, storage_options=options):
+    size = 0 if columns else _ROWS_PER_BATCH  # the keys alone: large batches
+    scan = scan_frame_rows(
+        str(layout.uri), wanted, version=base, storage_options=options, batch_size=size
+    )
+    for batch in scan:
         rows = np.arange(row, row + len(batch))
         video = np.searchsorted(starts, rows, side="right") - 1
         got_ids = batch.column(0).to_numpy(zero_copy_only=False)
