@@ -174,6 +174,11 @@ def _bad_span(start: int, end: int) -> dict:
             TypeError,
             r"span 0 field 'caption' of video 'v' must be a str, int, float, bool or None",
         ),
+        (
+            _video("v", 6, 1, frame_fields={"x": np.array([None] * 6, object)}),
+            TypeError,
+            r"per-frame field 'x' of video 'v' must be an array of numbers or bools",
+        ),
         ({"key": "v", "frames": [], "clip": 1}, TypeError, r"videos\[1\] must have the keys"),
         (
             _video("v", 6, 1, frame_fields={"bytes": np.zeros(6)}),
