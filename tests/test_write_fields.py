@@ -525,3 +525,21 @@ def test_rows_out_of_frame_order_get_no_column(tmp_path):
     with pytest.raises(LayoutError, match=match):
         add_frame_columns(root, lambda frames, video: {"s": np.zeros(len(frames))})
     assert _snapshot(root) == before
+
+
+@pytest.mark.s3
+def test_fields_and_spans_written_and_appended_on_s3(s3):
+    bucket, options = s3.new_bucket(), s3.options()
+    uri = f"s3://{bucket}/root"
+    spans = [{"start_frame": 1, "end_frame": 3, "caption": "c"}]
+    write_frames(uri, [_video("a", 4, 0, spans=spans)], storage_options=options)
+    write_frames(uri, [_video("b", 3, 1)], mode="append", storage_options=options)
+    table = lance.dataset(uri, storage_options=options).to_table()
+    assert table.column("step").to_pylist() == [0, 1, 2, 3, 0, 1, 2]
+    keys = s3.keys(bucket, "root/")
+    other = {**_video("c", 3, 2), "frame_fields": {"action": np.zeros((3, 6), np.float32)}}
+    with pytest.raises(ValueError, match=r"per-frame fields of video 'c' \(action"):
+        write_frames(uri, [other], mode="append", storage_options=options)
+    assert s3.keys(bucket, "root/") == keys
+    body = s3.client().get_object(Bucket=bucket, Key="root/_metadata.json")["Body"].read()
+    assert json.loads(body)["videos"][0]["spans"] == spans
