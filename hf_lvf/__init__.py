@@ -29,6 +29,7 @@ from .read.show import save_window
 from .read.windows import VideoWindows
 from .training.loader import safe_dataloader
 from .training.sampler import ClipSampler
+from .write.columns import add_frame_columns
 from .write.merge import merge_roots
 from .write.writer import write_frames
 
@@ -54,6 +55,7 @@ __all__ = [
     "WindowParams",
     "WindowVideo",
     "__version__",
+    "add_frame_columns",
     "build_card",
     "convert_videos",
     "describe",

@@ -10,6 +10,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from ..frames import FRAME_SCHEMA
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
 from ..write.append import AppendTarget, WriteMode, appending
@@ -117,14 +120,19 @@ def _plan_append(
     target: AppendTarget,
     options: _FrameOptions,
     label_names: list[str] | None,
+    *,
+    schema: pa.Schema = FRAME_SCHEMA,
+    span_fields: Mapping[str, str] | None = None,
 ) -> tuple[list[_Source], list[tuple[str, str]]]:
     """The sources to convert into ``target``, and ``(path, reason)`` of those skipped as
-    already in the root (by SHA-256 of the file, also among the new ones).
+    already in the root (by SHA-256 of the file, also among the new ones). ``schema``: the
+    Lance schema of the converted rows; ``span_fields``: the fields of their spans.
 
     Raises:
-        ValueError: the conversion settings or labels differ from the root's, or a new
-            video's key is taken by a different video of the root.
+        ValueError: the conversion settings, labels, per-frame fields or span fields differ
+            from the root's, or a new video's key is taken by a different video of the root.
     """
+    target.check_agrees(schema, span_fields, what="the converted videos")
     raw = target.layout.header
     check_same_encoding(raw, options.codec, options.quality, options.lossless)
     check_same_setting(raw, "resize", _recorded_resize(options))

@@ -6,7 +6,8 @@ dataset. So a handle is opened lazily in the process that reads, and a read in
 a forked child of a process that already opened one raises
 :class:`~hf_lvf.errors.ForkSafetyError` at once instead of risking a hang.
 
-Reads of a remote table have a deadline and bounded retries (:mod:`.remote`);
+Writing and growing a table is in :mod:`.tables` (re-exported here). Reads of a remote
+table have a deadline and bounded retries (:mod:`.remote`);
 :meth:`FrameReader.reading_ahead` fetches the frames of known coming batches on
 background threads while the caller decodes (:mod:`.ahead`).
 """
@@ -15,8 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -25,17 +25,32 @@ import pyarrow as pa
 from ..errors import HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
 from ..location import lance_location
-from ..location.store import is_object_store_uri, secret_values, store_has_table
+from ..location.store import secret_values
 from ..location.store_options import lance_options
 from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
 from .forks import _enter_lance, check_fork_safe, fork_is_unsafe  # noqa: F401  (re-exported)
 from .remote import describe_rows, patiently
+from .tables import (  # noqa: F401  (re-exported: the writers' and growers' entry points)
+    FRAME_SCHEMA,
+    check_frame_schema,
+    commit_append,
+    commit_columns,
+    commit_fragments,
+    frame_table_schema,
+    referenced_data_files,
+    remove_unreferenced_data,
+    scan_frame_bytes,
+    scan_frame_rows,
+    table_schema,
+    table_state,
+    version_row_count,
+    write_columns,
+    write_fragments,
+    write_frame_table,
+)
 
 T = TypeVar("T")
 
-FRAME_SCHEMA = pa.schema(
-    [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
-)
 _COLUMN_KINDS = (
     ("video_id", pa.types.is_integer, "int32"),
     ("frame_idx", pa.types.is_integer, "int32"),
@@ -189,210 +204,3 @@ def pinned_version(layout: RootLayout) -> int | None:
             f"got {version!r}"
         )
     return version
-
-
-def write_frame_table(
-    batches: Iterable[pa.RecordBatch], folder: _Folder, *, storage_options: _Options = None
-) -> int:
-    """Write frame-schema batches as a new Lance dataset at ``folder``; return its version (on
-    an object store, over a dataset already there: a new version replacing its rows). If
-    ``batches`` raises, the original exception propagates (not lance's wrapper)."""
-    import lance
-
-    _enter_lance(str(folder))
-    mode = "overwrite" if store_has_table(str(folder), storage_options) else "create"
-    ds = _write_from(
-        batches,
-        lambda reader: lance.write_dataset(
-            reader, str(folder), schema=FRAME_SCHEMA, mode=mode, storage_options=storage_options
-        ),
-    )
-    return ds.version
-
-
-# --- writing fragments: conversion workers write them, the parent commits them once ---
-
-
-def write_fragments(
-    batches: Iterable[pa.RecordBatch], folder: _Folder, storage_options: _Options = None
-) -> list[Any]:
-    """Write frame-schema batches as new, uncommitted fragments of the dataset at ``folder``.
-
-    Safe to call from many processes at once on the same folder: each call writes
-    its own data files and nothing else. The fragments become visible only when
-    :func:`commit_fragments` commits them. If ``batches`` raises, lance discards
-    what it wrote and the original exception propagates (not lance's wrapper).
-
-    Returns:
-        The ``lance.FragmentMetadata`` of the written fragments (picklable), in
-        row order; empty if ``batches`` yields no rows.
-    """
-    import lance
-
-    _enter_lance(str(folder))
-    # Into an existing dataset lance wants mode="append"; nothing is committed here either way.
-    exists = store_has_table(str(folder), storage_options) or (Path(folder) / "_versions").is_dir()
-    mode = "append" if exists else "create"
-    fragments = _write_from(
-        batches,
-        lambda reader: lance.fragment.write_fragments(
-            reader, str(folder), schema=FRAME_SCHEMA, mode=mode, storage_options=storage_options
-        ),
-    )
-    return list(fragments)
-
-
-def commit_fragments(folder: _Folder, fragments: Sequence[Any], storage_options: _Options = None):
-    """Commit ``fragments`` as the first version of a new dataset at ``folder`` (on an object
-    store, as a version replacing the rows of a dataset already there).
-
-    Rows follow the order of ``fragments`` (lance keeps fragment order), so a
-    caller that passes each video's fragments in video order gets the row order
-    FORMAT.md requires. Data files under ``folder/data`` that no fragment
-    references (left by a failed, cancelled or retried task) are deleted (on an object store
-    :mod:`hf_lvf.write.store_roots` collects them), so it holds only what it lists. Returns
-    the version.
-    """
-    import lance
-
-    _enter_lance(str(folder))
-    if not fragments:
-        raise ValueError("cannot commit a dataset with no fragments")
-    operation = lance.LanceOperation.Overwrite(FRAME_SCHEMA, list(fragments))
-    ds = lance.LanceDataset.commit(str(folder), operation, storage_options=storage_options)
-    referenced = {data_file.path for fragment in fragments for data_file in fragment.files}
-    remote = is_object_store_uri(str(folder))
-    for path in [] if remote else (Path(folder) / "data").glob("*.lance"):
-        if path.name not in referenced:
-            path.unlink()
-    return ds.version
-
-
-# --- growing a dataset: append (hf_lvf.write.append) and copy (hf_lvf.write.merge) ---
-
-
-def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:
-    """``(latest version, its row count)`` of the dataset at ``folder`` (``storage_options=``)."""
-    import lance
-
-    _enter_lance(str(folder))
-    ds = lance.dataset(str(folder), **options)
-    return ds.version, ds.count_rows()
-
-
-def version_row_count(folder: _Folder, version: int, **options: Any) -> int:
-    """Rows of ``version`` of the dataset at ``folder`` (``storage_options=``)."""
-    import lance
-
-    _enter_lance(str(folder))
-    try:
-        return lance.dataset(str(folder), version=version, **options).count_rows()
-    except (OSError, ValueError, RuntimeError) as err:
-        raise LayoutError(
-            f"cannot open version {version} of the Lance table of root {str(folder)!r}: {err}"
-        ) from err
-
-
-def commit_append(
-    folder: _Folder, fragments: Sequence[Any], *, base: int, storage_options: _Options = None
-) -> int:
-    """Commit ``fragments`` after the rows of version ``base``, in one Append commit.
-
-    A version later than ``base`` (committed by a writer killed before it could
-    publish its ``_metadata.json``) is set aside first: ``base`` is restored as
-    the latest version, so its rows are not carried into the new one. Readers
-    of any older version are unaffected (lance never changes a version).
-
-    Returns:
-        The new version.
-    """
-    import lance
-
-    _enter_lance(str(folder))
-    if not fragments:
-        raise ValueError("cannot append no fragments")
-    options = {"storage_options": storage_options}
-    latest = lance.dataset(str(folder), **options)
-    if latest.version != base:
-        lance.dataset(str(folder), version=base, **options).restore()
-        latest = lance.dataset(str(folder), **options)
-    operation = lance.LanceOperation.Append(list(fragments))
-    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version, **options)
-    return ds.version
-
-
-def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> list[str]:
-    """Delete the data files of ``folder`` that ``version`` does not reference.
-
-    For a table that only ever grew by appends, every version a reader may hold
-    references a subset of ``version``'s files, so what is left is what killed or
-    failed appends wrote (uncommitted, or committed but never published; lance's
-    ``.tmp*`` files too). The caller must hold the root's write lock, so no writer
-    is adding files.
-
-    Returns:
-        The names of the deleted files.
-    """
-    referenced = referenced_data_files(folder, version)
-    removed = []
-    for path in (Path(folder) / "data").iterdir():  # *.lance, and .tmp* of killed writes
-        if path.is_file() and path.name not in referenced:
-            path.unlink()
-            removed.append(path.name)
-    return removed
-
-
-def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[str]:
-    """Names of the data files (in ``data/``) that ``version`` of the dataset references."""
-    import lance
-
-    _enter_lance(str(folder))
-    ds = lance.dataset(str(folder), version=version, **options)
-    return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
-
-
-def scan_frame_bytes(
-    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
-) -> Iterator[pa.Array]:
-    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
-    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
-    """
-    import lance
-
-    _enter_lance(uri)
-    try:
-        ds = lance.dataset(
-            uri, version=version, storage_options=dict(storage_options or {}) or None
-        )
-    except (OSError, ValueError, RuntimeError) as err:
-        raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
-    batches = ds.to_batches(columns=["bytes"], batch_size=_ROWS_PER_SCAN, scan_in_order=True)
-    for batch in batches:
-        yield batch.column(0).cast(pa.large_binary())
-
-
-# Rows per batch when copying a table: a few MB of WebP frames.
-_ROWS_PER_SCAN = 64
-
-
-def _write_from(batches: Iterable[pa.RecordBatch], write: Callable[[pa.RecordBatchReader], T]) -> T:
-    """``write(reader over batches)``, re-raising an error of ``batches`` itself rather than
-    the OSError lance wraps it in."""
-    errors: list[BaseException] = []
-
-    def capture() -> Iterator[pa.RecordBatch]:
-        try:
-            yield from batches
-        except BaseException as err:
-            errors.append(err)
-            raise
-
-    try:
-        result = write(pa.RecordBatchReader.from_batches(FRAME_SCHEMA, capture()))
-    except Exception:
-        if errors:
-            raise errors[0] from None
-        raise
-    if errors:
-        raise errors[0]
-    return result

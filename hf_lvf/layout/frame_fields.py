@@ -153,7 +153,22 @@ def gather_column(table: pa.Table, field: FrameField) -> pa.Array | pa.ChunkedAr
 
 
 def _arrow_values(name: str, values: Any, num_frames: int, where: str) -> pa.Array:
-    if isinstance(values, (list, tuple)) and values and all(isinstance(v, str) for v in values):
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        if _value_kind(values.type) is None:
+            raise TypeError(
+                f"per-frame field {name!r} of {where} has type {values.type}, which a per-frame "
+                "field cannot have: numeric or bool scalars, fixed-size lists and fixed-shape "
+                "tensors of them, and strings are supported (FORMAT.md)"
+            )
+        if values.null_count:
+            raise ValueError(
+                f"per-frame field {name!r} of {where} has {values.null_count} null values: "
+                "every frame needs one"
+            )
+        array = values
+    elif isinstance(values, (list, tuple)) and values and all(isinstance(v, str) for v in values):
         array: pa.Array = pa.array(values, type=pa.string())
     else:
         data = np.asarray(values)
@@ -183,14 +198,16 @@ def frame_columns(arrays: Mapping[str, Any], num_frames: int, *, where: str) -> 
 
     Args:
         arrays: ``{dotted name: values}``; values are ``(T, *shape)`` arrays of numbers or
-            bools, or ``T`` strings. A dotted name becomes a struct column (FORMAT.md).
+            bools, ``T`` strings, or an Arrow array of ``T`` values of a per-frame type (no
+            nulls). A dotted name becomes a struct column (FORMAT.md).
         num_frames: the video's ``T``.
         where: what to name in errors (``"video 'clip_003'"``).
 
     Raises:
         ValueError: a name that is empty, a frame column's, or both a field and a struct;
             values of another length than ``T``.
-        TypeError: values that are neither numbers, bools nor strings.
+        TypeError: values that are neither numbers, bools nor strings; an Arrow array of
+            another type.
     """
     tree: dict[str, Any] = {}
     for name, values in arrays.items():

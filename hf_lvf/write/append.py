@@ -30,26 +30,31 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
 from ..errors import LayoutError
 from ..frames import (
+    FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
     commit_append,
+    frame_table_schema,
     pinned_version,
     remove_unreferenced_data,
+    table_schema,
     table_state,
     version_row_count,
 )
 from ..layout import METADATA_FILENAME, RootLayout, read_layout
 from ..layout.text import rewrite_metadata
 from ..location import read_root_file
+from .videos import check_same_fields, check_same_span_fields, root_span_fields
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +169,29 @@ class AppendTarget:
         table = self.layout.table
         return frozenset(pc.coalesce(table.column("key"), table.column("path")).to_pylist())
 
+    @functools.cached_property
+    def schema(self) -> pa.Schema:
+        """The Lance schema new rows are written with: the frame columns, then the per-frame
+        fields of the base version, which every new row must have."""
+        table = table_schema(self.root, self.base, **self._store)
+        return frame_table_schema([f for f in table if f.name not in FRAME_SCHEMA.names])
+
+    @functools.cached_property
+    def span_fields(self) -> dict[str, str]:
+        """The fields of the root's spans (:func:`hf_lvf.write.videos.span_fields`)."""
+        options = self._store.get("storage_options")
+        text = read_root_file(str(self.root), storage_options=options)
+        return root_span_fields(text, where=self.layout.metadata_path)
+
+    def check_agrees(
+        self, schema: pa.Schema, spans: Mapping[str, str] | None = None, *, what: str
+    ) -> None:
+        """Raise ValueError, naming both, if rows of ``schema`` or spans with the fields
+        ``spans`` (of ``what``: the new videos) cannot join the root's."""
+        where = f"root {str(self.root)!r}"
+        check_same_fields(schema, self.schema, what=what, where=where)
+        check_same_span_fields(spans or {}, self.span_fields, what=what, where=where)
+
     def commit(
         self,
         fragments: Sequence[Any],
@@ -180,6 +208,29 @@ class AppendTarget:
         frames (their ``psnr``), to extend the root's ``fidelity``. Returns the new file's
         text.
         """
+        updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
+        if frames_measured is not None:
+            grown = _grown_fidelity(self.layout, entries, frames_measured)
+            if grown is not None:
+                updates["fidelity"] = grown
+
+        def commit() -> int:
+            return commit_append(self.root, fragments, base=self.base, **self._store)
+
+        text = self.commit_version(commit, updates, new_entries=entries)
+        logger.info("appended %d videos to %s", len(entries), self.root)
+        return text
+
+    def commit_version(
+        self,
+        commit: Callable[[], int],
+        updates: Mapping[str, Any],
+        *,
+        new_entries: list[dict[str, Any]] | None = None,
+    ) -> bytes:
+        """Run ``commit`` (a Lance commit after :attr:`base`; returns its version), then
+        publish ``_metadata.json`` with ``updates`` to its top-level fields, ``new_entries``
+        added to its videos, naming that version. Returns the new file's text."""
         # Unchanged while this process holds the root's write lock.
         old = read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
         where = self.layout.metadata_path
@@ -189,17 +240,12 @@ class AppendTarget:
             # below leaves a file that still names the version it describes.
             pinned = {LANCE_VERSION_FIELD: self.base}
             self._publish(rewrite_metadata(old, where=where, updates=pinned), self.base, first=True)
-        version = commit_append(self.root, fragments, base=self.base, **self._store)
-        updates = _grown_fields(self.layout, entries, n_skipped=n_skipped, lineage=lineage)
-        if frames_measured is not None:
-            grown = _grown_fidelity(self.layout, entries, frames_measured)
-            if grown is not None:
-                updates["fidelity"] = grown
-        updates[LANCE_VERSION_FIELD] = version
-        text = rewrite_metadata(old, where=where, updates=updates, new_entries=entries)
+        version = commit()
+        updates = {**updates, LANCE_VERSION_FIELD: version}
+        text = rewrite_metadata(old, where=where, updates=updates, new_entries=new_entries or ())
         self._publish(text, version)
         self.published = True
-        logger.info("appended %d videos to %s (Lance version %d)", len(entries), self.root, version)
+        logger.info("published %s (Lance version %d)", where, version)
         return text
 
     # Overridden for roots on object stores (hf_lvf.write.store_roots), which have no rename.

@@ -18,13 +18,16 @@ from ..errors import LayoutError, SkippedVideoWarning
 from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
+    frame_table_schema,
     pinned_version,
-    scan_frame_bytes,
+    scan_frame_rows,
+    table_schema,
     write_frame_table,
 )
 from ..layout import RootLayout, raw_entry_objects, read_layout
 from ..location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .store_roots import check_store_uri, creating_store_root
+from .videos import check_same_fields, check_same_span_fields, span_fields
 from .writer import atomic_root, check_same_encoding, write_metadata
 
 logger = logging.getLogger(__name__)
@@ -92,23 +95,26 @@ def merge_roots(
             raise ValueError(f"dest {str(dest)!r} is also one of the roots to merge")
         inputs.append((read_layout(uri, storage_options=options or None), options))
     _check_same_encoding([layout for layout, _ in inputs])
+    schema = _check_same_fields(inputs)
     plan = _plan([layout for layout, _ in inputs])
     metadata = _merged_metadata([layout for layout, _ in inputs], plan.entries)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for (layout, options), new_ids in zip(inputs, plan.new_ids, strict=True):
-            yield from _copy(layout, options, new_ids)
+            yield from _copy(layout, options, new_ids, schema)
 
     if remote:  # no rename there: see hf_lvf.write.store_roots
         options = dict(storage_options or {}) or None
         with creating_store_root(
             str(dest_path), overwrite=overwrite, storage_options=options
         ) as stage:
-            version = write_frame_table(batches(), stage.uri, storage_options=options)
+            version = write_frame_table(
+                batches(), stage.uri, storage_options=options, schema=schema
+            )
             stage.publish({**metadata, LANCE_VERSION_FIELD: version})
         return stage.uri
     with atomic_root(dest_path, overwrite=overwrite) as scratch:
-        version = write_frame_table(batches(), scratch)
+        version = write_frame_table(batches(), scratch, schema=schema)
         write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     logger.info("merged %d roots into %s (%d videos)", len(inputs), dest_path, len(plan.entries))
     return dest_path
@@ -190,6 +196,28 @@ def _check_same_encoding(layouts: list[RootLayout]) -> None:
             ) from None
 
 
+def _check_same_fields(inputs: list[tuple[RootLayout, dict[str, str]]]) -> pa.Schema:
+    """The Lance schema of the merged root: every root's per-frame fields, and the fields
+    of their spans, must be the first's (a frame or span of the merged root would lack a
+    value otherwise). Returns the first root's schema."""
+    schemas = [
+        table_schema(layout.uri, pinned_version(layout), storage_options=options or None)
+        for layout, options in inputs
+    ]
+    spans = [
+        span_fields(s for entry in raw_entry_objects(layout) for s in entry.get("spans") or ())
+        for layout, _ in inputs
+    ]
+    first, seen = inputs[0][0].uri, (spans[0], inputs[0][0].uri)
+    for (layout, _), schema, fields in zip(inputs, schemas, spans, strict=True):
+        what = f"root {layout.uri!r}"
+        check_same_fields(schema, schemas[0], what=what, where=f"root {first!r}")
+        check_same_span_fields(fields, seen[0], what=what, where=f"root {seen[1]!r}")
+        if fields and not seen[0]:
+            seen = (fields, layout.uri)
+    return frame_table_schema([f for f in schemas[0] if f.name not in FRAME_SCHEMA.names])
+
+
 def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -> dict[str, Any]:
     headers = [layout.header for layout in layouts]
     first = headers[0]
@@ -228,29 +256,33 @@ def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -
 
 
 def _copy(
-    layout: RootLayout, options: Mapping[str, str], new_ids: np.ndarray
+    layout: RootLayout, options: Mapping[str, str], new_ids: np.ndarray, schema: pa.Schema
 ) -> Iterator[pa.RecordBatch]:
-    """The rows of one root as frame-schema batches with the new ids; the ``video_id`` and
-    ``frame_idx`` of a row follow from its position (FORMAT.md), its bytes are copied."""
+    """The rows of one root as batches of ``schema`` with the new ids; the ``video_id`` and
+    ``frame_idx`` of a row follow from its position (FORMAT.md), its bytes and per-frame
+    fields are copied."""
     starts = layout.start_rows
     row = 0
-    for column in scan_frame_bytes(
-        layout.uri, version=pinned_version(layout), storage_options=options or None
+    copied = ["bytes", *schema.names[len(FRAME_SCHEMA) :]]
+    for batch in scan_frame_rows(
+        layout.uri, copied, version=pinned_version(layout), storage_options=options or None
     ):
-        rows = np.arange(row, row + len(column))
-        row += len(column)
+        rows = np.arange(row, row + len(batch))
+        row += len(batch)
         video_idx = np.searchsorted(starts, rows, side="right") - 1
         ids = new_ids[video_idx]
         keep = ids >= 0
         if not keep.any():
             continue
+        batch = batch if keep.all() else batch.filter(pa.array(keep))
         yield pa.record_batch(
             [
                 pa.array(ids[keep].astype(np.int32)),
                 pa.array((rows - starts[video_idx])[keep].astype(np.int32)),
-                column if keep.all() else column.filter(pa.array(keep)),
+                batch.column(0).cast(pa.large_binary()),
+                *batch.columns[1:],
             ],
-            schema=FRAME_SCHEMA,
+            schema=schema,
         )
     if row != layout.num_rows:
         raise LayoutError(

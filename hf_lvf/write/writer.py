@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import logging
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +27,19 @@ import pyarrow as pa
 from .._version import __version__
 from ..decode import DEFAULT_QUALITY, Codec, check_codec, encode_frame
 from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
-from ..layout import LAYOUT_NAME, METADATA_FILENAME, SAMPLE_KEYS, VideoInfo
+from ..layout import LAYOUT_NAME, METADATA_FILENAME
 from ..layout.text import encode_metadata
 from ..location import is_object_store_uri, lance_options
 from .append import WriteMode, appending, pid_alive, resolve_mode, write_lock
+from .batches import check_frame, frame_batches, video_batches  # noqa: F401  (re-exported)
 from .store_roots import appending_store, creating_store_root
+from .videos import VideoChecks, VideoInput, check_metadata, video_input  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
-# Frames per record batch handed to lance: bounds the writer's memory to a few MB.
-_ROWS_PER_BATCH = 32
+#: One video given to :func:`write_frames`: ``(key, frames, metadata)``, or a mapping with
+#: the keys ``key``, ``frames`` and optionally ``metadata``, ``frame_fields``, ``spans``.
+VideoItem = tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None] | Mapping[str, Any]
 
 
 def frame_encoder(
@@ -53,96 +57,8 @@ def check_same_encoding(raw: Mapping[str, Any], codec: str, quality: Any, lossle
     check_same_setting(raw, "quality", quality)
 
 
-def check_metadata(key: str, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Per-video metadata as JSON scalars; numpy scalars become Python ones."""
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise TypeError(f"metadata of video {key!r} must be a mapping, got {metadata!r}")
-    clean = {}
-    for name, value in metadata.items():
-        if not isinstance(name, str):
-            raise TypeError(f"metadata field names of video {key!r} must be str, got {name!r}")
-        if name in SAMPLE_KEYS:
-            raise ValueError(
-                f"metadata field {name!r} of video {key!r} would shadow the sample key of that name"
-            )
-        if isinstance(value, np.generic):
-            value = value.item()
-        if value is not None and not isinstance(value, (str, int, float, bool)):
-            raise TypeError(
-                f"metadata field {name!r} of video {key!r} must be a str, int, float, bool or "
-                f"None, got {value!r}"
-            )
-        clean[name] = value
-    return clean
-
-
-def check_frame(frame: Any, key: str, frame_idx: int, size: tuple[int, int] | None) -> np.ndarray:
-    """A frame as a ``(H, W, 3)`` uint8 array, of the same size as the video's first."""
-    array = np.asarray(frame)
-    if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
-        raise ValueError(
-            f"frame {frame_idx} of video {key!r} must be a (H, W, 3) uint8 RGB array, got shape "
-            f"{array.shape} dtype {array.dtype}"
-        )
-    if size is not None and array.shape[:2] != size:
-        raise ValueError(
-            f"frame {frame_idx} of video {key!r} is {array.shape[0]}x{array.shape[1]} (HxW) but "
-            f"frame 0 is {size[0]}x{size[1]}: every frame of a video must have the same size"
-        )
-    return array
-
-
-def frame_batches(
-    video_id: int,
-    key: str,
-    frames: Iterable[Any],
-    *,
-    encode: Callable[[np.ndarray], bytes],
-    on_frame: Callable[[tuple[int, int]], None],
-) -> Iterator[pa.RecordBatch]:
-    """Encode one video's frames into record batches of the frame schema, streaming.
-
-    ``on_frame((H, W))`` is called once per frame, after it is checked, so the
-    caller can count frames and learn the size without holding any.
-    """
-    size: tuple[int, int] | None = None
-    blobs: list[bytes] = []
-    first = 0
-    try:
-        frames = iter(frames)
-    except TypeError as err:
-        raise TypeError(
-            f"frames of video {key!r} must be an iterable of arrays, got {type(frames).__name__}"
-        ) from err
-    for frame_idx, frame in enumerate(frames):
-        array = check_frame(frame, key, frame_idx, size)
-        size = array.shape[:2]
-        blobs.append(encode(np.ascontiguousarray(array)))
-        on_frame(size)
-        if len(blobs) == _ROWS_PER_BATCH:
-            yield _batch(video_id, first, blobs)
-            first += len(blobs)
-            blobs = []
-    if blobs:
-        yield _batch(video_id, first, blobs)
-
-
-def _batch(video_id: int, first: int, blobs: list[bytes]) -> pa.RecordBatch:
-    n = len(blobs)
-    return pa.record_batch(
-        [
-            pa.array(np.full(n, video_id, np.int32)),
-            pa.array(np.arange(first, first + n, dtype=np.int32)),
-            pa.array(blobs, pa.large_binary()),
-        ],
-        schema=FRAME_SCHEMA,
-    )
-
-
-def schema_fingerprint() -> str:
-    return hashlib.sha256(FRAME_SCHEMA.to_string().encode()).hexdigest()[:16]
+def schema_fingerprint(schema: pa.Schema = FRAME_SCHEMA) -> str:
+    return hashlib.sha256(schema.to_string().encode()).hexdigest()[:16]
 
 
 def build_metadata(
@@ -154,14 +70,16 @@ def build_metadata(
     resize: Any = None,
     n_skipped: int = 0,
     lineage: Mapping[str, Any] | None = None,
+    schema: pa.Schema = FRAME_SCHEMA,
 ) -> dict[str, Any]:
-    """The ``_metadata.json`` object for a video table (entries as in FORMAT.md)."""
+    """The ``_metadata.json`` object for a video table (entries as in FORMAT.md) whose Lance
+    table has ``schema``."""
     num_rows = sum(v["T"] for v in videos)
     return {
         "cache_format_version": 1,
         "format": "lance",
         "layout": LAYOUT_NAME,
-        "schema_fingerprint": schema_fingerprint(),
+        "schema_fingerprint": schema_fingerprint(schema),
         "num_rows": num_rows,
         "total_rows": num_rows,
         "n_videos": len(videos),
@@ -243,7 +161,9 @@ def _publish_scratch(root: Path) -> Iterator[Path]:
 
 def write_frames(
     root: str | os.PathLike[str],
-    videos: Iterable[tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None]],
+    videos: Iterable[
+        tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None] | Mapping[str, Any]
+    ],
     *,
     codec: Codec = "webp",
     quality: int = DEFAULT_QUALITY,
@@ -262,10 +182,16 @@ def write_frames(
 
     Args:
         root: folder to create (or to append to).
-        videos: ``(key, frames, metadata)`` per video; ``frames`` is an iterable of
-            ``(H, W, 3)`` uint8 RGB arrays, ``metadata`` a mapping of scalar
-            per-video fields (labels) or ``None``. ``key`` is also recorded as the
-            video's ``path``.
+        videos: ``(key, frames, metadata)`` per video, or a mapping with the keys
+            ``key``, ``frames`` and optionally ``metadata``, ``frame_fields`` and
+            ``spans``. ``frames`` is an iterable of ``(H, W, 3)`` uint8 RGB arrays,
+            ``metadata`` a mapping of scalar per-video fields (labels) or ``None``. ``key``
+            is also recorded as the video's ``path``. ``frame_fields``: ``{name: values}``,
+            ``(T, *shape)`` arrays of numbers or bools or ``T`` strings, one value per
+            frame, written beside the frames; the first video's names, dtypes and shapes
+            are the root's (a dotted name is a struct column, FORMAT.md). ``spans``:
+            ``[{"start_frame", "end_frame" (exclusive), ...scalar fields}]``, written into
+            the video's ``_metadata.json`` entry.
         codec: ``"webp"`` (the layout's own encoding, read by every reader of these
             roots), ``"jpeg"`` (decodes about 3x faster, for more bytes; see the
             converting guide) or ``"png"`` (lossless).
@@ -287,8 +213,12 @@ def write_frames(
     Raises:
         ValueError, TypeError: a bad argument, frame or metadata value, naming the
             video and frame, a lossless JPEG, or (append) a key already in the root
-            or a codec, quality or lossless other than the root's; nothing is left
-            behind.
+            or a codec, quality or lossless other than the root's; per-frame fields of
+            another length than the video's frames, or whose names, dtypes or shapes
+            differ from the first video's (the root's, when appending); a span outside its
+            video, with ``end_frame <= start_frame``, or with other fields than the others.
+            Checked before anything is written for the videos of a list (a generator's
+            as they come); nothing is left behind.
         FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
         FileNotFoundError: ``mode="append"`` and ``root`` is not a root.
 
@@ -296,6 +226,10 @@ def write_frames(
         >>> frames = [np.zeros((32, 48, 3), np.uint8)] * 4
         >>> write_frames(tmp / "root", [("clip0", frames, {"label": 1})])  # doctest: +SKIP
         >>> write_frames(tmp / "root", [("clip1", frames, None)], mode="append")  # doctest: +SKIP
+        >>> episode = {"key": "ep0", "frames": frames, "frame_fields": {
+        ...     "action": np.zeros((4, 6), np.float32)}, "spans": [
+        ...     {"start_frame": 0, "end_frame": 4, "caption": "reach"}]}
+        >>> write_frames(tmp / "robot", [episode])  # doctest: +SKIP
     """
     codec, quality, lossless = check_codec(codec, quality, lossless)
     encode = frame_encoder(codec, quality, lossless)
@@ -307,15 +241,23 @@ def write_frames(
     if mode == "append":
         with appending_store(str(root), storage_options) if remote else appending(root) as target:
             check_same_encoding(target.layout.header, codec, quality, lossless)
-            batches = _video_batches(
-                videos,
-                entries,
-                encode=encode,
-                first_id=target.next_id,
-                start_row=target.num_rows,
+            ready, inputs = _prepared(videos)
+            checks = _checks(
+                ready,
+                target.schema,
+                where=f"root {str(target.root)!r}",
+                spans=target.span_fields,
                 known_keys=target.keys,
             )
-            fragments = write_fragments(batches, target.root, storage_options)
+            batches = video_batches(
+                inputs,
+                entries,
+                encode=encode,
+                checks=checks,
+                first_id=target.next_id,
+                start_row=target.num_rows,
+            )
+            fragments = write_fragments(batches, target.root, storage_options, schema=target.schema)
             target.commit(fragments, entries, lineage=lineage)
         return target.root
     if remote:
@@ -323,17 +265,56 @@ def write_frames(
         with creating_store_root(
             str(root), overwrite=overwrite, storage_options=storage_options
         ) as stage:
-            batches = _video_batches(videos, entries, encode=encode)
-            version = write_frame_table(batches, stage.uri, storage_options=storage_options)
-            metadata = build_metadata(entries, **settings, lineage=lineage)
+            schema, batches = _new_root_batches(videos, entries, encode)
+            version = write_frame_table(
+                batches, stage.uri, storage_options=storage_options, schema=schema
+            )
+            metadata = build_metadata(entries, **settings, lineage=lineage, schema=schema)
             stage.publish({**metadata, LANCE_VERSION_FIELD: version})
         return stage.uri
     with atomic_root(root, overwrite=mode == "overwrite") as scratch:
-        batches = _video_batches(videos, entries, encode=encode)
-        version = write_frame_table(batches, scratch)
-        metadata = build_metadata(entries, **settings, lineage=lineage)
+        schema, batches = _new_root_batches(videos, entries, encode)
+        version = write_frame_table(batches, scratch, schema=schema)
+        metadata = build_metadata(entries, **settings, lineage=lineage, schema=schema)
         write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return Path(root).absolute()
+
+
+def _new_root_batches(
+    videos: Iterable[Any], entries: list[dict[str, Any]], encode: Callable[[np.ndarray], bytes]
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The Lance schema of a new root (its first video's fields) and its batches, the videos
+    known up front checked already."""
+    ready, inputs = _prepared(videos)
+    schema = ready[0].schema if ready else FRAME_SCHEMA
+    where = f"video {ready[0].key if ready else None!r} (the first)"
+    return schema, video_batches(
+        inputs, entries, encode=encode, checks=_checks(ready, schema, where=where)
+    )
+
+
+def _prepared(videos: Iterable[Any]) -> tuple[list[VideoInput], Iterator[VideoInput]]:
+    """``(the videos checked up front, all videos)``: a sequence is checked whole before any
+    frame is written; of another iterable, only its first video (whose fields are a new
+    root's schema), the others as they come."""
+    if isinstance(videos, Sequence) and not isinstance(videos, str):
+        ready = [video_input(item, i) for i, item in enumerate(videos)]
+        return ready, iter(ready)
+    if not isinstance(videos, Iterable):
+        raise TypeError(f"videos must be an iterable of videos, got {type(videos).__name__}")
+    items = iter(videos)
+    ready = [video_input(item, 0) for item in itertools.islice(items, 1)]
+    rest = (video_input(item, i) for i, item in enumerate(items, start=1))
+    return ready, itertools.chain(ready, rest)
+
+
+def _checks(ready: list[VideoInput], schema: pa.Schema, **root: Any) -> VideoChecks:
+    """Check the videos known up front against each other and the root (before anything is
+    written); return fresh checks for the write itself."""
+    up_front = VideoChecks(schema, **root)
+    for video in ready:
+        up_front.check(video)
+    return VideoChecks(schema, **root)
 
 
 def check_same_setting(
@@ -348,65 +329,3 @@ def check_same_setting(
             f"{argument}={value!r} differs from the root's {name} {raw[name]!r}: appended "
             f"videos must be written like the others; pass {argument}={raw[name]!r}"
         )
-
-
-def _video_batches(
-    videos: Iterable[Any],
-    entries: list[dict[str, Any]],
-    *,
-    encode: Callable[[np.ndarray], bytes],
-    first_id: int = 0,
-    start_row: int = 0,
-    known_keys: Iterable[str] = (),
-) -> Iterator[pa.RecordBatch]:
-    """Record batches of every video, in order; each video's entry is added to ``entries``
-    once its frames are written."""
-    known = set(known_keys)
-    keys: set[str] = set()
-    for position, video in enumerate(videos):
-        video_id = first_id + position
-        key, frames, metadata = _unpack(video, position)
-        if key in known:
-            raise ValueError(f"video key {key!r} is already in the root; keys must be unique")
-        if key in keys:
-            raise ValueError(f"video key {key!r} appears twice; keys must be unique")
-        keys.add(key)
-        meta = check_metadata(key, metadata)
-        seen = {"T": 0, "size": (0, 0)}
-
-        def on_frame(size: tuple[int, int], seen=seen) -> None:
-            seen["T"] += 1
-            seen["size"] = size
-
-        yield from frame_batches(video_id, key, frames, encode=encode, on_frame=on_frame)
-        if seen["T"] == 0:
-            raise ValueError(f"video {key!r} has no frames")
-        height, width = seen["size"]
-        entries.append(
-            VideoInfo(
-                video_idx=len(entries),
-                id=video_id,
-                key=key,
-                path=key,
-                num_frames=seen["T"],
-                height=height,
-                width=width,
-                start_row=start_row,
-                metadata=meta,
-            ).to_json()
-        )
-        start_row += seen["T"]
-    if not entries:
-        raise ValueError("videos is empty: a root needs at least one video")
-
-
-def _unpack(video: Any, video_id: int) -> tuple[str, Iterable[Any], Mapping[str, Any] | None]:
-    if not isinstance(video, tuple) or len(video) != 3:
-        raise TypeError(
-            f"videos[{video_id}] must be a (key, frames, metadata) tuple, "
-            f"got {type(video).__name__}"
-        )
-    key, frames, metadata = video
-    if not isinstance(key, str) or not key:
-        raise TypeError(f"videos[{video_id}] key must be a non-empty str, got {key!r}")
-    return key, frames, metadata
