@@ -69,9 +69,7 @@ def test_written_columns_read_back_exactly():
             assert got.dtype == expected.dtype and np.array_equal(got, expected)
 
 
-@pytest.mark.parametrize(
-    "kind", [pa.list_(pa.float32()), pa.binary(), pa.list_(pa.string(), 2)]
-)
+@pytest.mark.parametrize("kind", [pa.list_(pa.float32()), pa.binary(), pa.list_(pa.string(), 2)])
 def test_a_type_a_window_cannot_carry_is_refused_naming_the_column(kind):
     schema = pa.schema([("bytes", pa.large_binary()), pa.field("weird", kind)])
     with pytest.raises(LayoutError, match=r"column 'weird' of root 'r' has type"):
