@@ -75,3 +75,32 @@ def test_fragments_and_tables_are_written_with_per_frame_columns(tmp_path: Path)
     with pytest.raises(ValueError, match="schema must start with the frame columns"):
         write_frame_table(iter(()), tmp_path / "bad", schema=pa.schema([("action", pa.int8())]))
     assert not (tmp_path / "bad").exists()
+
+
+def test_frame_batches_slice_the_per_frame_columns_alongside_the_frames() -> None:
+    from hf_lvf.write.writer import frame_batches
+
+    num_frames = 70  # three batches of at most 32 frames
+    action = np.arange(num_frames * 3, dtype=np.float32).reshape(num_frames, 3)
+    columns = frame_columns(
+        {"action": action, "observation.state": action[:, :2]}, num_frames, where="v"
+    )
+    schema = frame_table_schema(columns_schema(columns))
+    frames = [np.full((4, 4, 3), i, np.uint8) for i in range(num_frames)]
+    batches = list(
+        frame_batches(
+            3, "v", frames, encode=bytes, on_frame=lambda size: None, columns=columns, schema=schema
+        )
+    )
+    assert [len(b) for b in batches] == [32, 32, 6]
+    table = pa.Table.from_batches(batches)
+    assert table.column("frame_idx").to_pylist() == list(range(num_frames))
+    np.testing.assert_array_equal(np.array(table.column("action").to_pylist()), action)
+    with pytest.raises(ValueError, match=r"video 'v' has 69 frames but 70 values"):
+        list(
+            frame_batches(
+                3, "v", frames[:69], encode=bytes, on_frame=len, columns=columns, schema=schema
+            )
+        )
+    with pytest.raises(ValueError, match=r"has the per-frame columns \['action', 'observation'\]"):
+        list(frame_batches(3, "v", frames, encode=bytes, on_frame=len, columns=columns))

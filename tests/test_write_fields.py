@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from _roots import make_frames
 
-from hf_lvf import VideoWindows, add_frame_columns, merge_roots, write_frames
+from hf_lvf import LayoutError, VideoWindows, add_frame_columns, merge_roots, write_frames
 
 
 def _fields(num_frames: int, seed: int) -> dict:
@@ -173,6 +173,11 @@ def _bad_span(start: int, end: int) -> dict:
             _video("v", 6, 1, spans=[{"start_frame": 0, "end_frame": 2, "caption": [1]}]),
             TypeError,
             r"span 0 field 'caption' of video 'v' must be a str, int, float, bool or None",
+        ),
+        (
+            _video("v", 6, 1, frame_fields={"x": np.array([None] * 6, object)}),
+            TypeError,
+            r"per-frame field 'x' of video 'v' must be an array of numbers or bools",
         ),
         ({"key": "v", "frames": [], "clip": 1}, TypeError, r"videos\[1\] must have the keys"),
         (
@@ -503,3 +508,38 @@ def test_a_frame_that_does_not_decode_is_named_and_leaves_the_root(tmp_path):
     with pytest.raises(FrameDecodeError, match=r"frame 2 of videos\[1\]"):
         add_frame_columns(root, lambda frames, video: {"n": np.zeros(len(frames))})
     assert _snapshot(root) == before
+
+
+def test_rows_out_of_frame_order_get_no_column(tmp_path):
+    from _roots import foreign_videos, write_foreign_root
+
+    written = write_foreign_root(tmp_path / "written", foreign_videos((3, 4)))
+    table = lance.dataset(str(written)).to_table()
+    root = tmp_path / "root"
+    lance.write_dataset(table.take([0, 2, 1, 3, 4, 5, 6]), str(root))  # frames 1, 2 swapped
+    (root / "_metadata.json").write_bytes((written / "_metadata.json").read_bytes())
+    before = _snapshot(root)
+    match = r"Lance row 1 of root .* holds video_id 0, frame_idx 2, but _metadata.json places"
+    with pytest.raises(LayoutError, match=match):
+        add_frame_columns(root, _keyed((3, 4), s=np.zeros(7)))
+    with pytest.raises(LayoutError, match=match):
+        add_frame_columns(root, lambda frames, video: {"s": np.zeros(len(frames))})
+    assert _snapshot(root) == before
+
+
+@pytest.mark.s3
+def test_fields_and_spans_written_and_appended_on_s3(s3):
+    bucket, options = s3.new_bucket(), s3.options()
+    uri = f"s3://{bucket}/root"
+    spans = [{"start_frame": 1, "end_frame": 3, "caption": "c"}]
+    write_frames(uri, [_video("a", 4, 0, spans=spans)], storage_options=options)
+    write_frames(uri, [_video("b", 3, 1)], mode="append", storage_options=options)
+    table = lance.dataset(uri, storage_options=options).to_table()
+    assert table.column("step").to_pylist() == [0, 1, 2, 3, 0, 1, 2]
+    keys = s3.keys(bucket, "root/")
+    other = {**_video("c", 3, 2), "frame_fields": {"action": np.zeros((3, 6), np.float32)}}
+    with pytest.raises(ValueError, match=r"per-frame fields of video 'c' \(action"):
+        write_frames(uri, [other], mode="append", storage_options=options)
+    assert s3.keys(bucket, "root/") == keys
+    body = s3.client().get_object(Bucket=bucket, Key="root/_metadata.json")["Body"].read()
+    assert json.loads(body)["videos"][0]["spans"] == spans

@@ -342,9 +342,11 @@ def scan_frame_rows(
     *,
     version: int | None,
     storage_options: Mapping[str, str] | None = None,
+    batch_size: int = 0,
 ) -> Iterator[pa.RecordBatch]:
     """``columns`` of every row of ``version`` of a root's table, in row order, a batch at
-    a time (``bytes`` as stored: a copy re-encodes nothing)."""
+    a time (``batch_size`` rows; default: a few MB of frames) (``bytes`` as stored: a copy
+    re-encodes nothing)."""
     import lance
 
     _enter_lance(uri)
@@ -354,7 +356,8 @@ def scan_frame_rows(
         )
     except (OSError, ValueError, RuntimeError) as err:
         raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
-    yield from ds.to_batches(columns=list(columns), batch_size=_ROWS_PER_SCAN, scan_in_order=True)
+    size = batch_size or _ROWS_PER_SCAN
+    yield from ds.to_batches(columns=list(columns), batch_size=size, scan_in_order=True)
 
 
 def scan_frame_bytes(

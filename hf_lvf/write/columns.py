@@ -22,11 +22,12 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..decode import default_decode_threads, start_decoding
+from ..errors import LayoutError
 from ..frames import (
     FRAME_SCHEMA,
     commit_columns,
     frame_table_schema,
-    scan_frame_bytes,
+    scan_frame_rows,
     write_columns,
 )
 from ..layout import RootLayout, VideoInfo
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 FrameFunction = Callable[[np.ndarray, VideoInfo], Mapping[str, Any]]
 _KEYS = ("video_id", "frame_idx")
-_ROWS_PER_BATCH = 8192  # rows of new values handed to lance at a time
+_ROWS_PER_BATCH = 65_536  # rows of new values (or keys) handed to or read from lance at a time
 
 
 def add_frame_columns(
@@ -87,6 +88,8 @@ def add_frame_columns(
         TypeError: a column of a type a per-frame field cannot have, or a ``values`` that
             is neither a table nor callable.
         FrameDecodeError: a stored frame that does not decode (with a function).
+        LayoutError: the root's Lance rows are not in the order its ``_metadata.json``
+            places the frames (FORMAT.md), so values would land on other frames.
         FileNotFoundError: ``root`` is not a root.
         BlockingIOError: another process is writing it.
 
@@ -106,6 +109,8 @@ def add_frame_columns(
         where = f"root {str(target.root)!r}"
         if isinstance(values, pa.Table):
             columns = _table_columns(values, layout, where)
+            for _ in _rows_in_order(layout, target.base, options, []):
+                pass  # every row where _metadata.json places it, or no value is placed
             new = columns_schema(columns)
             batches: Iterator[pa.RecordBatch] = iter(pa.table(columns).to_batches(_ROWS_PER_BATCH))
         else:
@@ -198,7 +203,8 @@ def _computed(
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The schema of ``fn``'s columns (from the first video's) and their batches, in row
     order, each video's computed from its decoded frames as the frames are scanned."""
-    scan = scan_frame_bytes(str(layout.uri), version=base, storage_options=options)
+    rows = _rows_in_order(layout, base, options, ["bytes"])
+    scan = (batch.column("bytes") for batch in rows)
     videos = _video_columns(fn, layout, scan)
     first = next(videos)
     schema = columns_schema(first)
@@ -214,6 +220,41 @@ def _computed(
             yield pa.record_batch(list(columns.values()), schema=schema)
 
     return schema, batches()
+
+
+def _rows_in_order(
+    layout: RootLayout, base: int, options: Mapping[str, str] | None, columns: list[str]
+) -> Iterator[pa.RecordBatch]:
+    """``video_id``, ``frame_idx`` and ``columns`` of every row of version ``base``, in
+    order, each row checked to hold the frame ``_metadata.json`` places there (values are
+    placed by row).
+
+    Raises:
+        LayoutError: a row holds another frame (FORMAT.md: frame f of video v is row
+            start_row + f), naming it.
+    """
+    starts, ids, row = layout.start_rows, layout.ids, 0
+    wanted = ["video_id", "frame_idx", *columns]
+    size = 0 if columns else _ROWS_PER_BATCH  # the keys alone: large batches
+    scan = scan_frame_rows(
+        str(layout.uri), wanted, version=base, storage_options=options, batch_size=size
+    )
+    for batch in scan:
+        rows = np.arange(row, row + len(batch))
+        video = np.searchsorted(starts, rows, side="right") - 1
+        got_ids = batch.column(0).to_numpy(zero_copy_only=False)
+        got_frames = batch.column(1).to_numpy(zero_copy_only=False)
+        bad = np.flatnonzero((got_ids != ids[video]) | (got_frames != rows - starts[video]))
+        if bad.size:
+            k, v = int(bad[0]), int(video[bad[0]])
+            raise LayoutError(
+                f"Lance row {row + k} of root {layout.uri!r} holds video_id {got_ids[k]}, "
+                f"frame_idx {got_frames[k]}, but _metadata.json places frame "
+                f"{row + k - int(starts[v])} of {layout.describe_video(v)} (id {int(ids[v])}) "
+                "there: the rows are not in (video, frame) order, so no column can be added"
+            )
+        row += len(batch)
+        yield batch
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
