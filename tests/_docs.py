@@ -81,7 +81,7 @@ def _importable(folder: Path) -> None:
                 n = 2 * s + k
                 clip = write_video(folder / "tmp" / f"{n}.mp4", 16, (48, 64), fps=8, seed=n)
                 meta = {
-                    "url": f"https://example.com/{n}.mp4",
+                    "videoid": f"v{n:04d}",
                     "clips": [[0.0, 1.0], [1.0, 2.0]],
                     "caption": [f"first half of clip {n}", f"second half of clip {n}"],
                 }
