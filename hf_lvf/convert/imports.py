@@ -79,8 +79,10 @@ def _single(inputs: Any) -> Any:
 
 def cameras_of(files: RepoFiles, camera: str | Sequence[str] | None) -> list[str]:
     """The cameras to convert: ``camera`` (one or several) or all of the dataset's."""
-    if camera is not None and not isinstance(camera, str) and not (
-        isinstance(camera, Sequence) and all(isinstance(c, str) for c in camera)
+    if (
+        camera is not None
+        and not isinstance(camera, str)
+        and not (isinstance(camera, Sequence) and all(isinstance(c, str) for c in camera))
     ):
         raise TypeError(f"camera must be a camera name or a list of them, got {camera!r}")
     known = lerobot_cameras(files)
