@@ -15,6 +15,12 @@ under the name the block uses, and says so in the table below.
 | ``videos/`` | H.264 files in class folders ``cat/`` and ``dog/`` (2 each, 12-13 frames |
 |             | of 48x64 at 30 fps) and a ``metadata.csv`` |
 | ``new_videos/`` | one more H.264 file, in ``cat/`` |
+| ``lerobot/`` | a LeRobot v3 dataset (tests/_lerobot.py): 3 episodes (5, 7, 4 frames at 10 fps), |
+|              | cameras ``observation.images.top`` and ``observation.images.wrist``, 6-float |
+|              | ``observation.state`` and ``action`` |
+| ``shards/`` | webdataset shards ``00000.tar``, ``00001.tar`` (``webdataset.TarWriter``): 2 |
+|             | samples each, ``mp4`` + ``txt`` + ``json`` with ``clips`` and ``caption`` lists |
+| ``panda70m.csv`` | spans of ``videos/`` in Panda-70M's shape (``videoID,timestamp,caption``) |
 """
 
 from __future__ import annotations
@@ -53,7 +59,40 @@ def build_docs_workspace(folder: Path) -> Path:
     _root(folder / "week2_root", (20, 20), seed=400, prefix="week2")
     make_labelled_folder(folder / "videos", num_frames=12, size=(48, 64))
     write_video(folder / "new_videos" / "cat" / "clip_9.mp4", 14, (48, 64), seed=99)
+    _importable(folder)
     return folder
+
+
+def _importable(folder: Path) -> None:
+    """``lerobot/``, ``shards/`` and ``panda70m.csv`` (the importing guide)."""
+    import json
+
+    import webdataset as wds
+    from _lerobot import write_lerobot
+    from _videos import write_video
+
+    write_lerobot(
+        folder / "lerobot", cameras=("observation.images.top", "observation.images.wrist")
+    )
+    (folder / "shards").mkdir()
+    for s in range(2):
+        with wds.TarWriter(str(folder / "shards" / f"{s:05d}.tar")) as sink:
+            for k in range(2):
+                n = 2 * s + k
+                clip = write_video(folder / "tmp" / f"{n}.mp4", 16, (48, 64), fps=8, seed=n)
+                meta = {
+                    "videoid": f"v{n:04d}",
+                    "clips": [[0.0, 1.0], [1.0, 2.0]],
+                    "caption": [f"first half of clip {n}", f"second half of clip {n}"],
+                }
+                sink.write({"__key__": f"{n:06d}", "mp4": clip.read_bytes(),
+                            "txt": f"clip {n}", "json": json.dumps(meta).encode()})  # fmt: skip
+    shutil.rmtree(folder / "tmp")
+    (folder / "panda70m.csv").write_text(
+        "videoID,timestamp,caption\n"
+        "cat/clip_0,\"[['0:00:00.000', '0:00:00.200'], ['0:00:00.200', '0:00:00.400']]\","
+        "\"['a cat sits', 'a cat walks']\"\n"
+    )
 
 
 def copy_workspace(template: Path, dest: Path) -> Path:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..layout import combined_fields, read_layout
 from ..location import pin_root
-from ..read.describe import fidelity_text
+from ..read.describe import fidelity_text, source_text
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
@@ -339,6 +339,7 @@ def _context(
         "fidelity": (
             fidelity_text(roots[0].layout.header.get("fidelity")) if len(roots) == 1 else None
         ),
+        "source": source_text(roots[0].layout.header.get("lineage")) if len(roots) == 1 else None,
     }
 
 

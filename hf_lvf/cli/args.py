@@ -139,10 +139,13 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
         "Convert video files to a new lance-video-frames root (or, with --append, "
         "add them to an existing one). INPUT is a file, a glob pattern or a folder (class "
         "sub-folders become a label; metadata.csv/jsonl with a file_name column adds per-video "
-        "fields).",
+        "fields), a LeRobot v3 dataset (folder or hf://datasets/org/repo[@rev]), webdataset "
+        "tar shards (shards/{00000..00009}.tar, local or hf://) or a Hub videofolder repo.",
         "hf-lvf convert videos/ clips --resize 224 --crop center --fps 8",
     )
-    convert.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or folders")
+    convert.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="files, globs, folders, datasets or shards"
+    )
     convert.add_argument("root", metavar="ROOT", help="the root folder to create (or append to)")
     convert.add_argument(
         "--codec",
@@ -188,6 +191,24 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
         help="add the videos to an existing ROOT (files already in it are skipped)",
     )
     convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    convert.add_argument(
+        "--camera",
+        action="append",
+        default=None,
+        help="a LeRobot dataset's camera to convert (repeatable; default: all, one root each)",
+    )
+    convert.add_argument(
+        "--spans",
+        default=None,
+        metavar="TABLE",
+        help="captioned spans keyed by file (.csv/.jsonl/.parquet; Panda-70M or InternVid shape)",
+    )
+    convert.add_argument(
+        "--frame-values",
+        default=None,
+        metavar="TABLE",
+        help="per-frame values keyed by file and frame or timestamp (.csv/.jsonl/.parquet)",
+    )
 
 
 def _add_merge_parser(sub: argparse._SubParsersAction) -> None:

@@ -56,6 +56,9 @@ def _convert(args: argparse.Namespace) -> int:
                 mode="append" if args.append else "overwrite" if args.overwrite else "create",
                 progress=not args.no_progress,
                 storage_options=args.storage_options,
+                camera=args.camera[0] if args.camera and len(args.camera) == 1 else args.camera,
+                spans=args.spans,
+                frame_values=args.frame_values,
             )
         except KeyboardInterrupt:
             what = "the root is as it was" if args.append else "nothing was written"

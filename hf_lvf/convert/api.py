@@ -9,30 +9,25 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import SkippedVideoWarning, VideoDecodeError
-from ..frames import LANCE_VERSION_FIELD, commit_fragments
+from ..frames import FRAME_SCHEMA
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
 from ..training.loader import check_main_guard
-from ..write.append import WriteMode, fidelity_summary, resolve_mode
-from ..write.writer import build_metadata
-
-if TYPE_CHECKING:
-    pass
+from ..write.append import WriteMode, resolve_mode
 from .appending import (
     _destination,
     _known_labels,
     _plan_append,
-    _recorded_resize,
-    _write_new_metadata,
+    _write_new_root,
 )
 from .decoding import OnError, _FrameOptions, _import_av
-from .entries import _entries
+from .entries import _entries, check_field_schemas, check_joins
+from .imports import Resolved, cameras_of, each_camera, import_scratch, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
     _convert_one,
@@ -42,52 +37,12 @@ from .pool import (
     _run,
     _submit_to_pool,
     _Task,
+    check_workers,
 )
-from .sources import VIDEO_EXTENSIONS, _collect_sources
+from .sources import VIDEO_EXTENSIONS
+from .summary import ConversionSummary, SkippedVideo
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SkippedVideo:
-    """An input that could not be converted.
-
-    Attributes:
-        path: the input's ``path`` (as it would have been recorded).
-        reason: why, in words (the decoder's message for a corrupt file).
-    """
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class ConversionSummary:
-    """What :func:`convert_videos` wrote.
-
-    Attributes:
-        root: the root written (its URL on an object store).
-        num_videos: videos written (for an append, the new ones).
-        num_frames: frames written (their Lance rows).
-        skipped: inputs not converted, by path: unreadable ones, and (append) files
-            already in the root.
-        seconds: wall time of the conversion.
-    """
-
-    root: Path | str
-    num_videos: int
-    num_frames: int
-    skipped: tuple[SkippedVideo, ...] = ()
-    seconds: float = 0.0
-
-    @property
-    def n_skipped(self) -> int:
-        return len(self.skipped)
-
-    @property
-    def frames_per_second(self) -> float:
-        """Frames converted per second of wall time."""
-        return self.num_frames / self.seconds if self.seconds > 0 else float("nan")
 
 
 def convert_videos(
@@ -110,15 +65,17 @@ def convert_videos(
     lineage: Mapping[str, Any] | None = None,
     progress: bool = True,
     storage_options: Mapping[str, str] | None = None,
+    camera: str | Sequence[str] | None = None,
+    spans: Any = None,
+    frame_values: Any = None,
 ) -> ConversionSummary:
-    """Convert video files to a new lance-video-frames root.
+    """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
-    Each video is decoded with PyAV, its frames converted to RGB, optionally
-    resized and resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance
-    fragments by a worker; the parent commits all fragments once. The root
-    appears only when complete: an error, Ctrl-C or a killed worker leaves no
-    root and no temporary folder, and a run after a killed one cleans up what
-    it left.
+    Each video is decoded with PyAV, its frames converted to RGB, optionally resized and
+    resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance fragments by a
+    worker; the parent commits all fragments once. The root appears only when complete: an
+    error, Ctrl-C or a killed worker leaves no root and no temporary folder, and a run after
+    a killed one cleans up what it left.
 
     What the root records (FORMAT.md): videos sorted by ``path``; ``id`` is the
     video's position among the sorted inputs (so ids skip the numbers of
@@ -143,7 +100,15 @@ def convert_videos(
             (relative to the metadata file; a ``label`` column overrides the
             folder label; a video without a row gets ``null`` for each column, which readers
             turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
-            Files and glob matches are recorded by the path given.
+            Files and glob matches are recorded by the path given. Datasets (see the
+            importing guide): a LeRobot v3 dataset (its folder or ``hf://datasets/org/repo``;
+            each episode a video with its per-frame columns as per-frame fields), webdataset
+            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``;
+            local, ``hf://`` or ``s3://`` (copied first, with ``storage_options``); each
+            sample's video a video, ``txt`` its ``caption``, json scalars metadata, json
+            clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
+            with a ``Video`` column, or a Hub ``videofolder`` repo (``hf://datasets/org/repo``,
+            pinned to its commit).
         root: the folder to create; it must be on a filesystem every worker can
             reach (workers write into it), or a URL on an object store (``s3://...``):
             workers write their fragments straight into the bucket.
@@ -205,6 +170,21 @@ def convert_videos(
         storage_options: for a root on an object store, lance's options (credentials,
             endpoint); they travel with each task to the workers (in the pickle), and are
             written nowhere. Without them, the workers' environment (``AWS_*``) is used.
+        camera: a LeRobot dataset's camera(s) to convert (default: all). One camera is
+            written to ``root``; several are written one root per camera, ``root/<camera>``,
+            all with the same videos, frame numbering and per-frame fields, so window ``i``
+            of each root holds the same frames of the same episode.
+        spans: captioned time spans keyed by file: a pyarrow Table, pandas DataFrame, list
+            of dicts or a .csv/.jsonl/.parquet file with a file column (``file_name``,
+            ``path``, ``key``, ``videoID`` or ``YoutubeID``, matched against each input's
+            path, key, name or stem) and either Panda-70M's ``timestamp`` (a list of
+            ``[start, end]``, seconds or ``H:MM:SS.mmm``) with a ``caption`` list, or
+            InternVid's one row per span (``start``/``end`` or ``Start_timestamp``/
+            ``End_timestamp``; ``Caption`` becomes ``caption``). Written as each video's
+            ``spans``, frames ``[round(start * fps), round(end * fps))`` at the converted fps.
+        frame_values: per-frame values keyed by file and ``frame`` (index of the converted
+            frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
+            per-frame field; each video needs exactly one value per converted frame.
 
     Returns:
         A :class:`ConversionSummary`.
@@ -227,6 +207,7 @@ def convert_videos(
         >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
         (120, 1)
     """
+    arguments = dict(locals())
     started = time.perf_counter()
     mode = resolve_mode(mode, overwrite)
     options = _FrameOptions(
@@ -239,43 +220,76 @@ def convert_videos(
         crop=crop,
         fidelity=fidelity,
     )
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
-    ):
-        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
-    if executor is not None and not isinstance(executor, Executor):
-        raise TypeError(
-            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-        )
-    if executor is not None and workers == 0:
-        raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+    check_workers(workers, executor)
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
     storage_options = lance_options(storage_options) or None  # also drops datasets' "hf"
+    files = lerobot_files(inputs)
+    if files is not None:
+        cameras = cameras_of(files, camera)
+        if len(cameras) > 1:
+            return each_camera(convert_videos, arguments, cameras, started)
+        camera = cameras[0]
+    elif camera is not None:
+        raise ValueError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
-    sources, label_names = _collect_sources(
-        inputs, extensions=extensions, known_labels=known_labels
-    )
     _import_av()  # fail before creating anything if PyAV is missing
+    with import_scratch(root) as rows:
+        resolved = resolve(
+            inputs,
+            extensions=extensions,
+            known_labels=known_labels,
+            fps=fps,
+            camera=camera,
+            files=files,
+            scratch=Path(rows),
+            spans=spans,
+            frame_values=frame_values,
+            storage_options=storage_options,
+        )
+        return _convert(
+            resolved,
+            root,
+            options,
+            mode,
+            started,
+            workers,
+            executor,
+            lineage,
+            progress,
+            storage_options,
+        )
+
+
+def _convert(
+    resolved: Resolved,
+    root: str | os.PathLike[str],
+    options: _FrameOptions,
+    mode: WriteMode,
+    started: float,
+    workers: int | None,
+    executor: Executor | None,
+    lineage: Mapping[str, Any] | None,
+    progress: bool,
+    storage_options: Mapping[str, str] | None,
+) -> ConversionSummary:
+    sources, label_names = resolved.sources, resolved.label_names
+    for where, reason in resolved.skipped:
+        if options.on_error == "raise":
+            raise VideoDecodeError(f"cannot convert sample {where!r}: {reason}")
 
     with _destination(root, mode, storage_options) as (scratch, target):
-        duplicates: list[tuple[str, str]] = []
+        duplicates: list[tuple[str, str]] = list(resolved.skipped)
         first_id, first_row = 0, 0
         if target is not None:
-            sources, duplicates = _plan_append(sources, target, options, label_names)
+            sources, known = _plan_append(sources, target, options, label_names)
+            duplicates += known
             first_id, first_row = target.next_id, target.num_rows
-            for path, reason in duplicates:
-                warnings.warn(
-                    f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3
-                )
-            if not sources:
-                return ConversionSummary(
-                    root=target.root,
-                    num_videos=0,
-                    num_frames=0,
-                    skipped=tuple(SkippedVideo(p, r) for p, r in duplicates),
-                    seconds=time.perf_counter() - started,
-                )
+        for path, reason in duplicates:
+            warnings.warn(f"skipped video {path!r}: {reason}", SkippedVideoWarning, stacklevel=3)
+        if target is not None and not sources:
+            skips = tuple(SkippedVideo(p, r) for p, r in duplicates)
+            return ConversionSummary(target.root, 0, 0, skips, time.perf_counter() - started)
         source_of = {first_id + i: s for i, s in enumerate(sources)}
         tasks = [
             _Task(
@@ -286,6 +300,8 @@ def convert_videos(
                 options=options,
                 checksum=s.checksum,
                 storage_options=storage_options,
+                clip=s.clip,
+                source_options=resolved.source_options,
             )
             for i, s in source_of.items()
         ]
@@ -357,12 +373,15 @@ def convert_videos(
         fragments = [f for r in converted for f in r.fragments]
         measured = sum(r.frames_measured for r in converted) if options.fidelity else None
         entries = _entries(converted, source_of, first_row)
+        check_field_schemas(converted, source_of)
         provenance = {
             "converter": "hf_lvf.convert_videos",
             "fps": None if options.fps is None else float(options.fps),
+            **resolved.lineage,
             **dict(lineage or {}),
         }
         if target is not None:
+            check_joins(target, converted, entries)
             target.commit(
                 fragments,
                 entries,
@@ -371,22 +390,19 @@ def convert_videos(
                 frames_measured=measured,
             )
         else:
-            version = commit_fragments(folder, fragments, storage_options)
-            metadata = build_metadata(
+            metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
+            schema = converted[0].schema or FRAME_SCHEMA
+            _write_new_root(
+                scratch,
+                folder,
+                fragments,
                 entries,
-                codec=options.codec,
-                quality=options.quality,
-                lossless=options.lossless,
-                resize=_recorded_resize(options),
-                n_skipped=len(skipped),
-                lineage=provenance,
+                options,
+                metadata,
+                label_names,
+                schema,
+                storage_options,
             )
-            if measured is not None:
-                metadata["fidelity"] = fidelity_summary(entries, measured)
-            metadata["crop"] = options.crop
-            if label_names is not None:
-                metadata["label_names"] = label_names
-            _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return ConversionSummary(
         root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=len(entries),

@@ -12,13 +12,21 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..frames import FRAME_SCHEMA
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
-from ..write.append import AppendTarget, WriteMode, appending
+from ..write.append import AppendTarget, WriteMode, appending, fidelity_summary
 from ..write.store_roots import StoreStage, appending_store, creating_store_root
-from ..write.writer import atomic_root, check_same_encoding, check_same_setting, write_metadata
+from ..write.writer import (
+    atomic_root,
+    build_metadata,
+    check_same_encoding,
+    check_same_setting,
+    write_metadata,
+)
+from .clips import Clip
 from .decoding import _FrameOptions, _sha256
+from .fields import clip_checksum
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
 from .sources import _Source
 
@@ -132,6 +140,10 @@ def _plan_append(
         ValueError: the conversion settings, labels, per-frame fields or span fields differ
             from the root's, or a new video's key is taken by a different video of the root.
     """
+    if any(s.clip is not None and s.clip.frames is not None for s in sources):
+        # Per-frame values: their columns are known once converted (check_joins, before the
+        # commit); the spans' fields too, in frames.
+        schema = target.schema
     target.check_agrees(schema, span_fields, what="the converted videos")
     raw = target.layout.header
     check_same_encoding(raw, options.codec, options.quality, options.lossless)
@@ -149,7 +161,8 @@ def _plan_append(
     checksums = dict(target.checksums)
     kept, duplicates = [], []
     for source in sources:
-        checksum = _sha256(source.file)
+        clip = source.clip or Clip()
+        checksum = source.checksum or clip_checksum(source.file, clip) or _sha256(source.file)
         if checksum in checksums:
             duplicates.append(
                 (
@@ -166,3 +179,35 @@ def _plan_append(
         checksums[checksum] = source.path
         kept.append(dataclasses.replace(source, checksum=checksum))  # workers need not hash again
     return kept, duplicates
+
+
+def _write_new_root(
+    scratch: Any,
+    folder: Any,
+    fragments: list[Any],
+    entries: list[dict[str, Any]],
+    options: _FrameOptions,
+    facts: dict[str, Any],
+    label_names: list[str] | None,
+    schema: Any,
+    storage_options: Mapping[str, str] | None,
+) -> None:
+    """Commit the fragments of a new root with ``schema`` and write its ``_metadata.json``
+    (``facts``: ``n_skipped``, ``lineage``, ``measured`` frames of the fidelity measure)."""
+    version = commit_fragments(folder, fragments, storage_options, schema=schema)
+    metadata = build_metadata(
+        entries,
+        codec=options.codec,
+        quality=options.quality,
+        lossless=options.lossless,
+        resize=_recorded_resize(options),
+        n_skipped=facts["n_skipped"],
+        lineage=facts["lineage"],
+        schema=schema,
+    )
+    if facts["measured"] is not None:
+        metadata["fidelity"] = fidelity_summary(entries, facts["measured"])
+    metadata["crop"] = options.crop
+    if label_names is not None:
+        metadata["label_names"] = label_names
+    _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

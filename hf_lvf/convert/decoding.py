@@ -26,6 +26,7 @@ from ..plan.sizes import (
     cover_size,
     frame_pixels_problem,
 )
+from .clips import Clip, MemberFile, _BadClip, at_times
 
 if TYPE_CHECKING:
     import av
@@ -132,8 +133,8 @@ def _check_fps(fps: object) -> Fraction | None:
     return Fraction(fps).limit_denominator(1_000_000)
 
 
-class _BadVideo(Exception):
-    """The file cannot be converted (raised inside a task, turned into a skip or an error)."""
+# The file cannot be converted (raised inside a task, turned into a skip or an error).
+_BadVideo = _BadClip
 
 
 def _import_av() -> Any:
@@ -192,9 +193,10 @@ def _float_rate(rate: Any) -> float | None:
 class _Decoder:
     """Streams the RGB frames of one file, resized and resampled; records what it saw."""
 
-    def __init__(self, file: str, options: _FrameOptions):
+    def __init__(self, file: str, options: _FrameOptions, clip: Clip | None = None):
         self.file = file
         self.options = options
+        self.clip = clip or Clip()
         self.codec: str | None = None
         self.source_fps: float | None = None
         self.num_decoded = 0
@@ -206,9 +208,10 @@ class _Decoder:
         av = _import_av()
         from av.video.reformatter import VideoReformatter
 
-        if os.path.getsize(self.file) == 0:
+        member = self.clip.member
+        if (member[1] if member else os.path.getsize(self.file)) == 0:
             raise _BadVideo("the file is empty (0 bytes)")
-        with av.open(self.file) as container:
+        with av.open(MemberFile(self.file, *member) if member else self.file) as container:
             if not container.streams.video:
                 kinds = ", ".join(s.type for s in container.streams) or "none"
                 raise _BadVideo(f"the file has no video stream (streams: {kinds})")
@@ -219,8 +222,17 @@ class _Decoder:
             self.source_fps = _float_rate(stream.average_rate or stream.guessed_rate)
             self.expected_frames = self._expected_frames(stream)
             reformatter = VideoReformatter()  # one swscale context for the whole video
+            times = self.clip.times
+            if times:  # frames at times (a LeRobot episode): from the keyframe before the first
+                first = int((times[0] - 1.0) / stream.time_base) if stream.time_base else 0
+                container.seek(max(first, 0), stream=stream, backward=True)
             decoded = self._count(container.decode(stream))
-            chosen = decoded if self.options.fps is None else self._resample(decoded, stream)
+            if times is not None:
+                chosen = at_times(decoded, times)
+            elif self.options.fps is None:
+                chosen = decoded
+            else:
+                chosen = self._resample(decoded, stream)
             size: tuple[int, int] | None = None
             last: tuple[Any, np.ndarray] | None = None
             for frame in chosen:
@@ -234,9 +246,12 @@ class _Decoder:
                 array = self._crop(self._to_rgb(reformatter, frame, size))
                 last = (frame, array)
                 yield array
-            self._check_complete(container, stream)
+            if times is None:
+                self._check_complete(container, stream)
 
     def _expected_frames(self, stream: Any) -> int:
+        if self.clip.times is not None:
+            return len(self.clip.times)
         if self.options.fps is None:
             return int(stream.frames or 0)
         if not stream.duration or stream.time_base is None:

@@ -5,6 +5,7 @@ fragments, cancellation, and the worker pool.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VideoDecodeError
-from ..frames import write_fragments
+from ..frames import FRAME_SCHEMA, write_fragments
 from ..location import (
     delete_store_file,
     is_object_store_uri,
@@ -28,8 +29,10 @@ from ..write.writer import frame_batches, frame_encoder
 
 if TYPE_CHECKING:
     pass
+from .clips import Clip
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 from .fidelity import FidelityMeter
+from .fields import clip_checksum, local_file, with_fields
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +63,8 @@ class _Task:
     checksum: str | None = None  # the file's SHA-256 if the parent already computed it
     # Lance's options for a root on an object store: they travel with the task to the worker.
     storage_options: Mapping[str, str] | None = field(default=None, repr=False)
+    clip: Clip | None = None  # part of the file, frames at times, per-frame values
+    source_options: Mapping[str, str] | None = field(default=None, repr=False)  # hf:// inputs
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ class _Result:
     skipped: str | None = None  # the reason, if the file was skipped
     psnr: float | None = None  # of the stored frames against the source's (fidelity=True)
     frames_measured: int = 0
+    field_schema: str = ""  # its per-frame columns, which every video of a root shares
+    schema: Any = None  # its Lance schema (FRAME_SCHEMA + the per-frame columns)
 
 
 class _Cancelled(Exception):
@@ -181,7 +188,14 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         cancelled = os.path.exists(os.path.join(task.folder, _CANCEL_MARKER))
     if cancelled:
         raise _Cancelled(f"conversion into {task.folder!r} was cancelled")
-    decoder = _Decoder(task.file, task.options)
+    try:
+        file = local_file(task.file, task.source_options)  # an hf:// input: fetched here
+    except OSError as err:
+        if task.options.on_error == "raise":
+            raise VideoDecodeError(f"cannot convert video {task.path!r}: {err}") from None
+        return _Result(task.video_id, skipped=str(err))
+    clip = task.clip or Clip()
+    decoder = _Decoder(file, task.options, clip)
     o = task.options
     seen = {"T": 0, "size": (0, 0)}
 
@@ -194,7 +208,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
     if meter is not None:
         encode = meter.encode
     try:
-        checksum = task.checksum or _sha256(task.file)
+        checksum = task.checksum or clip_checksum(file, clip) or _sha256(file)
         batches = frame_batches(
             task.video_id,
             task.path,
@@ -208,8 +222,16 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
             )
             if is_object_store_uri(task.folder):
                 on_batch = _every(_REMOTE_NOTE_SECONDS, on_batch)
+        fields = {"schema": ""}
+        if clip.frames is not None:
+            batches = with_fields(batches, clip, decoder, task.path, fields, task.source_options)
         batches = _cancellable(batches, task.folder, on_batch, options)
-        fragments = write_fragments(batches, task.folder, options)
+        schema = FRAME_SCHEMA
+        if clip.frames is not None:  # the first batch tells the per-frame columns' types
+            first = next(batches, None)
+            schema = FRAME_SCHEMA if first is None else first.schema
+            batches = itertools.chain([] if first is None else [first], batches)
+        fragments = write_fragments(batches, task.folder, options, schema=schema)
     except (_BadVideo, av.error.FFmpegError) as err:
         reason = str(err) if isinstance(err, _BadVideo) else _ffmpeg_reason(err, task.file)
         if task.options.on_error == "raise":
@@ -217,6 +239,7 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         return _Result(task.video_id, skipped=reason)
     height, width = seen["size"]
     fps = float(task.options.fps) if task.options.fps is not None else decoder.source_fps
+    fps = clip.fps if clip.fps is not None else fps
     return _Result(
         task.video_id,
         fragments=fragments,
@@ -229,6 +252,8 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         checksum=checksum,
         psnr=None if meter is None else meter.psnr,
         frames_measured=0 if meter is None else meter.frames_measured,
+        field_schema=fields["schema"],
+        schema=schema,
     )
 
 
@@ -319,3 +344,19 @@ def _run(
             future.cancel()
         wait(pending)  # running tasks stop at their next batch of frames
         raise
+
+
+def check_workers(workers: Any, executor: Any) -> None:
+    """Raises ValueError / TypeError for a bad ``workers`` or ``executor`` of convert_videos."""
+    from concurrent.futures import Executor
+
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
+    ):
+        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    if executor is not None and workers == 0:
+        raise ValueError("workers=0 converts in this process; it cannot be used with executor")

@@ -8,7 +8,7 @@ import glob
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from ..location import VIDEO_EXTENSIONS
 from ..write.writer import (
     check_metadata,
 )
+from .clips import Clip
 
 if TYPE_CHECKING:
     pass
@@ -36,6 +37,8 @@ class _Source:
     key: str
     metadata: dict[str, Any] = field(default_factory=dict)
     checksum: str | None = None  # SHA-256, when already computed (append checks it first)
+    clip: Clip | None = None  # part of the file / frames at times / per-frame values
+    spans: tuple[Mapping[str, Any], ...] = ()  # {"start", "end" (seconds), **fields}
 
 
 @dataclass

@@ -42,6 +42,7 @@ from .roots import (
 from .store import (
     StoreURL,
     delete_store_file,
+    download_store_file,
     download_store_root,
     is_object_store_uri,
     list_store_files,
@@ -65,6 +66,7 @@ __all__ = [
     "StoreURL",
     "count_video_files",
     "delete_store_file",
+    "download_store_file",
     "download_store_root",
     "download_root",
     "expand_data_files",

@@ -148,6 +148,12 @@ def read_hub_file(path: str, storage_options: Mapping[str, str] | None = None) -
         RootNotFoundError: the file is ``_metadata.json`` and it does not exist there.
         HubError: the repo, revision or file is missing or not accessible, or the Hub fails.
     """
+    return fetch_hub_file(path, storage_options).read_bytes()
+
+
+def fetch_hub_file(path: str, storage_options: Mapping[str, str] | None = None) -> Path:
+    """:func:`read_hub_file`, returning the file's path in the Hugging Face cache instead of
+    its bytes (for large files, read as a stream)."""
     from huggingface_hub import hf_hub_download
 
     where = parse_hub_uri(path)
@@ -179,7 +185,7 @@ def read_hub_file(path: str, storage_options: Mapping[str, str] | None = None) -
                 f"{revision or 'main'!r}: no {METADATA_FILENAME} there; check the path in the repo"
             ) from err.__cause__
         raise
-    return Path(local).read_bytes()
+    return Path(local)
 
 
 def download_root(

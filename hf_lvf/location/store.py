@@ -286,6 +286,21 @@ def _copy_to_local(url: StoreURL, target: Path, storage_options: Mapping[str, An
     _call(url, "downloading", copy, storage_options)
 
 
+def download_store_file(
+    uri: str, target: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> Path:
+    """Copy one object (``s3://bucket/key``) to the local file ``target``, with the retries of
+    every store call; returns ``target``.
+
+    Raises:
+        StoreError: the object is missing or the store refuses or fails.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _copy_to_local(parse_store_uri(uri), target, storage_options)
+    return target
+
+
 def download_store_root(
     uri: str,
     cache_dir: str | os.PathLike[str],

@@ -70,6 +70,8 @@ def describe(
             "psnr_min", "frames_measured", "videos_measured"}`` as a conversion measured it,
             or ``None``), ``resize``, ``crop``, ``skipped`` (inputs a conversion skipped),
             ``lance_version`` (the version read), ``lance_fragments``;
+        - ``lineage``: where the videos came from, as the converter recorded it (``source``,
+            ``source_format``, ``source_revision``, ...), or ``None``;
         - ``problems``: what a read would refuse or find, in words (empty when none).
 
     Raises:
@@ -169,9 +171,35 @@ def describe(
         "skipped": header.get("n_skipped"),
         "lance_version": facts.version if facts is not None else header.get("lance_version"),
         "lance_fragments": facts.num_fragments if facts is not None else None,
+        "lineage": header.get("lineage"),
         "problems": problems,
     }
     return described
+
+
+_SOURCE_FORMATS = {
+    "lerobot": "LeRobot dataset",
+    "webdataset": "webdataset shards",
+    "datasets": "datasets dataset",
+    "videofolder": "videofolder repo",
+}
+
+
+def source_text(lineage: Any) -> str | None:
+    """Where an imported root's videos came from, in words (``None`` if not recorded)."""
+    if not isinstance(lineage, Mapping) or "source_format" not in lineage:
+        return None
+    kind = _SOURCE_FORMATS.get(str(lineage["source_format"]), str(lineage["source_format"]))
+    source = lineage.get("source")
+    text = kind + (
+        f" {', '.join(map(str, source)) if isinstance(source, list) else source}" if source else ""
+    )
+    revision = lineage.get("source_revision")
+    if isinstance(revision, str):
+        text += f" at revision {revision}"
+    if lineage.get("camera"):
+        text += f" (camera {lineage['camera']})"
+    return text
 
 
 def fidelity_text(fidelity: Any) -> str | None:
@@ -322,6 +350,9 @@ def format_description(described: Mapping[str, Any]) -> str:
             encoding += f", {key} {d[key]}"
     rows.append(("encoding", encoding))
     rows.append(("fidelity", fidelity_text(d["fidelity"]) or "not measured"))
+    source = source_text(d.get("lineage"))
+    if source:
+        rows.append(("source", source))
     if d["skipped"]:
         rows.append(("skipped inputs", f"{d['skipped']:,}"))
     rows.append(

@@ -1,0 +1,259 @@
+"""LeRobot v3 datasets as sources: each episode a video, each per-frame parquet column a
+per-frame field, frames decoded from the camera's MP4 at the episode's ``from_timestamp`` plus
+each frame's ``timestamp`` (the frame nearest that time, as LeRobot's decoder picks it).
+
+The layout (LeRobot v3, ``codebase_version`` ``v3.0``): ``meta/info.json`` (``fps``,
+``features``, ``data_path`` and ``video_path`` templates), ``meta/episodes/chunk-*/file-*.parquet``
+(per episode: ``episode_index``, ``length``, ``tasks``, ``data/chunk_index``,
+``data/file_index``, ``videos/<camera>/chunk_index``, ``file_index``, ``from_timestamp``,
+``to_timestamp``), ``meta/tasks.parquet``, ``data/chunk-*/file-*.parquet`` (per frame) and
+``videos/<camera>/chunk-*/file-*.mp4`` (several episodes a file).
+
+Cameras: one root per camera, all with the same videos (episodes), frame numbering and
+per-frame fields, so windows ``i`` of each are the same frames of the same episode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .clips import Clip, FrameTable, _BadClip
+from .repo_files import RepoFiles
+from .sources import _Source
+
+logger = logging.getLogger(__name__)
+
+INFO_FILE = "meta/info.json"
+_DEFAULT_DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+_DEFAULT_VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+
+
+@dataclass(frozen=True)
+class LeRobotImport:
+    """What a LeRobot dataset gives the converter for one camera."""
+
+    sources: list[_Source]
+    fps: float
+    cameras: tuple[str, ...]
+    lineage: dict[str, Any]
+
+
+def is_lerobot(files: RepoFiles) -> bool:
+    return files.exists(INFO_FILE)
+
+
+def lerobot_cameras(files: RepoFiles) -> tuple[str, ...]:
+    """The video features (cameras) of the dataset, in ``info.json`` order."""
+    info = _info(files)
+    return tuple(k for k, v in info["features"].items() if v.get("dtype") == "video")
+
+
+def _info(files: RepoFiles) -> dict[str, Any]:
+    try:
+        info = json.loads(files.local(INFO_FILE).read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ValueError(f"{INFO_FILE} of {files.folder!r} is not JSON: {err}") from err
+    if not isinstance(info, dict) or "fps" not in info or "features" not in info:
+        raise ValueError(
+            f"{INFO_FILE} of {files.folder!r} has no 'fps' and 'features': not a LeRobot v3 dataset"
+        )
+    version = str(info.get("codebase_version", "v3.0"))
+    if not version.startswith("v3"):
+        raise ValueError(
+            f"{files.folder!r} is a LeRobot {version} dataset; only v3 datasets are read "
+            "(convert it with LeRobot's v2.1 -> v3.0 script first)"
+        )
+    return info
+
+
+def _read_parquet(files: RepoFiles, rel: str, columns: list[str] | None = None) -> pa.Table:
+    path = files.local(rel)  # FileNotFoundError / HubError name the file
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read {rel!r} of {files.folder!r}: {err}") from err
+
+
+def _tasks(files: RepoFiles) -> dict[int, str]:
+    """``task_index -> task`` from ``meta/tasks.parquet`` (tasks are its pandas index)."""
+    if not files.exists("meta/tasks.parquet"):
+        return {}
+    table = _read_parquet(files, "meta/tasks.parquet")
+    names = [n for n in table.column_names if n != "task_index"]
+    if "task_index" not in table.column_names or not names:
+        return {}
+    column = "task" if "task" in names else names[0]
+    return dict(
+        zip(table.column("task_index").to_pylist(), table.column(column).to_pylist(), strict=True)
+    )
+
+
+def _values(column: pa.ChunkedArray, name: str) -> Any | None:
+    """A per-frame parquet column as ``(n, *shape)`` numpy, or ``None`` if it is no
+    supported per-frame type (images, ragged lists: logged)."""
+    array = column.combine_chunks()
+    kind = array.type
+    shape: list[int] = []
+    while pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind):
+        if pa.types.is_list(kind):  # a list column of one length throughout: a vector
+            lengths = np.unique(array.value_lengths().to_numpy(zero_copy_only=False))
+            if len(lengths) != 1:
+                logger.warning("column %r has lists of several lengths: not imported", name)
+                return None
+            shape.append(int(lengths[0]))
+        else:
+            shape.append(kind.list_size)
+        array = array.flatten()
+        kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return array.to_pylist() if not shape else None
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+        logger.warning("column %r of type %s is not a per-frame field type: skipped", name, kind)
+        return None
+    values = array.to_numpy(zero_copy_only=False)
+    return values.reshape((len(column), *shape))
+
+
+def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) -> LeRobotImport:
+    """The episodes of a LeRobot v3 dataset as sources for ``camera``.
+
+    Raises:
+        ValueError: not a v3 dataset, an unknown camera, ``fps`` other than the dataset's, or
+            a meta or data file that cannot be read.
+        FileNotFoundError: a data parquet file an episode names is missing.
+    """
+    info = _info(files)
+    cameras = tuple(k for k, v in info["features"].items() if v.get("dtype") == "video")
+    if camera not in cameras:
+        raise ValueError(
+            f"camera {camera!r} is not a video feature of LeRobot dataset {files.folder!r} "
+            f"(its cameras: {list(cameras)!r})"
+        )
+    rate = float(info["fps"])
+    if fps is not None and float(fps) != rate:
+        raise ValueError(
+            f"fps={fps!r} differs from the LeRobot dataset's fps {rate!r}: its episodes are "
+            "imported at their own rate (pass fps=None)"
+        )
+    episode_files = files.glob("meta/episodes/*/*.parquet")
+    if not episode_files:
+        raise FileNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
+    files.prefetch([*episode_files, "meta/tasks.parquet"])  # their round trips overlap
+    episodes = pa.concat_tables([_read_parquet(files, f) for f in episode_files]).to_pylist()
+    episodes.sort(key=lambda e: e["episode_index"])
+    tasks = _tasks(files)
+    data_path = info.get("data_path", _DEFAULT_DATA_PATH)
+    video_path = info.get("video_path", _DEFAULT_VIDEO_PATH)
+    by_data_file: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for episode in episodes:
+        where = (episode["data/chunk_index"], episode["data/file_index"])
+        by_data_file.setdefault(where, []).append(episode)
+    videos = [
+        video_path.format(
+            video_key=camera,
+            chunk_index=e[f"videos/{camera}/chunk_index"],
+            file_index=e[f"videos/{camera}/file_index"],
+        )
+        for e in episodes
+    ]
+    files.prefetch_behind(list(dict.fromkeys(videos)))  # while the workers start
+    files.prefetch([data_path.format(chunk_index=c, file_index=f) for c, f in sorted(by_data_file)])
+    sources = []
+    for (chunk, file_index), group in sorted(by_data_file.items()):
+        rel = data_path.format(chunk_index=chunk, file_index=file_index)
+        # Only what places the frames: the workers read each episode's columns themselves.
+        data = _read_parquet(files, rel, columns=["episode_index", "frame_index", "timestamp"])
+        index = data.column("episode_index").to_numpy()
+        for episode in group:
+            rows = data.filter(pa.array(index == episode["episode_index"]))
+            sources.append(
+                _episode_source(files, episode, rows, camera, video_path, rate, tasks, rel)
+            )
+    lineage = files.lineage("lerobot") | {
+        "camera": camera,
+        "codebase_version": info.get("codebase_version"),
+    }
+    return LeRobotImport(sources, rate, cameras, lineage)
+
+
+def _episode_source(
+    files: RepoFiles,
+    episode: dict[str, Any],
+    rows: pa.Table,
+    camera: str,
+    video_path: str,
+    fps: float,
+    tasks: dict[int, str],
+    data_file: str,
+) -> _Source:
+    number = int(episode["episode_index"])
+    if rows.num_rows == 0:
+        raise ValueError(f"episode {number} has no rows in {data_file!r} of {files.folder!r}")
+    rows = rows.sort_by("frame_index")
+    start = float(episode[f"videos/{camera}/from_timestamp"])
+    stamps = rows.column("timestamp").to_numpy().astype(np.float32)
+    # LeRobot's query: from_timestamp (float64) + the frame's float32 timestamp.
+    times = tuple(start + float(t) for t in stamps)
+    rel = video_path.format(
+        video_key=camera,
+        chunk_index=episode[f"videos/{camera}/chunk_index"],
+        file_index=episode[f"videos/{camera}/file_index"],
+    )
+    episode_tasks = episode.get("tasks") or []
+    # The dataset's name in the key: episodes of two datasets can share a root (append).
+    name = (
+        files.folder.split("://datasets/")[-1] if files.is_hub else PurePosixPath(files.folder).name
+    )
+    key = f"{name}/episode_{number:06d}"
+    identity = f"{files.folder}@{files.sha or ''}:{rel}:{start}:{len(times)}"
+    return _Source(
+        file=files.uri(rel),
+        path=key,
+        key=key,
+        # "episode", not "episode_index": that is a per-frame field (every frame carries it),
+        # and a sample cannot hold a metadata field and a per-frame field of one name.
+        metadata={
+            "episode": number,
+            "length": int(episode.get("length", len(times))),
+            "tasks": "\n".join(map(str, episode_tasks)),
+        },
+        checksum=hashlib.sha256(identity.encode()).hexdigest(),
+        clip=Clip(
+            times=times,
+            fps=fps,
+            frames=FrameTable("episode", None, {}, files.uri(data_file), number, tasks),
+            label=f"{rel} {key}",
+        ),
+    )
+
+
+def episode_values(file: str, table: FrameTable) -> dict[str, Any]:
+    """Every per-frame column of one episode's rows of a data parquet file, in frame order,
+    as ``{name: (T, *shape) array or T strings}`` (plus ``task``, the frame's task string);
+    runs in the worker converting the episode.
+
+    Raises:
+        _BadClip: the file cannot be read.
+    """
+    try:
+        rows = pq.read_table(file, filters=[("episode_index", "=", table.episode)])
+    except (OSError, ValueError) as err:
+        raise _BadClip(f"cannot read the episode's rows from {file!r}: {err}") from None
+    rows = rows.sort_by("frame_index")
+    values: dict[str, Any] = {}
+    for name in rows.column_names:
+        column = _values(rows.column(name), name)
+        if column is not None:
+            values[name] = column
+    if "task_index" in rows.column_names and table.tasks:
+        values["task"] = [table.tasks.get(i, "") for i in rows.column("task_index").to_pylist()]
+    return values

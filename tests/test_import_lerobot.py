@@ -1,0 +1,181 @@
+"""convert_videos of a LeRobot v3 dataset. The dataset is written from LeRobot's published v3
+layout by tests/_lerobot.py (LeRobot needs Python 3.12 and does not install here), with AV1
+videos (libsvtav1) when this PyAV can encode them, else H.264."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import lance
+import numpy as np
+import pytest
+from _lerobot import FPS, TASKS, write_lerobot
+from _videos import decode_rgb
+from PIL import Image
+
+from hf_lvf import convert_videos
+from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
+
+TOP, WRIST = "observation.images.top", "observation.images.wrist"
+
+
+def _table(root: Path):
+    return lance.dataset(str(root)).to_table()
+
+
+def test_each_episode_a_video_with_its_columns_exact(tmp_path: Path) -> None:
+    columns = write_lerobot(tmp_path / "ds")
+    summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    assert (summary.num_videos, summary.num_frames) == (3, 16)
+    table = _table(tmp_path / "root").flatten()
+    np.testing.assert_array_equal(
+        np.stack(table.column("observation.state").to_numpy(zero_copy_only=False)),
+        columns["observation.state"],
+    )
+    assert table.schema.field("action").type.value_type == "float"  # float32 stays float32
+    for name in ("action", "timestamp", "frame_index", "episode_index", "index", "task_index"):
+        got = table.column(name).to_numpy(zero_copy_only=False)
+        want = columns[name]
+        np.testing.assert_array_equal(np.stack(got) if want.ndim == 2 else got, want)
+    assert table.column("task").to_pylist() == [TASKS[e % 2] for e in columns["episode_index"]]
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert [v["metadata"]["episode"] for v in meta["videos"]] == [0, 1, 2]
+    assert [v["metadata"]["length"] for v in meta["videos"]] == [5, 7, 4]
+    assert [v["T"] for v in meta["videos"]] == [5, 7, 4]
+    assert meta["videos"][1]["metadata"]["tasks"] == TASKS[1]
+    assert meta["videos"][0]["metadata"]["fps"] == FPS
+    assert meta["lineage"]["source_format"] == "lerobot"
+    assert meta["lineage"]["camera"] == TOP
+
+
+def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    source = decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4")
+
+    rows = _table(tmp_path / "root").column("bytes").to_pylist()
+    stored = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in rows]
+    assert len(stored) == len(source) == 16
+    for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+        np.testing.assert_array_equal(a, b, err_msg=f"frame {i}")
+    # Neighbouring frames differ, so a shift by one would have failed above.
+    assert not np.array_equal(source[5], source[6])
+
+
+def test_two_cameras_one_root_each_same_numbering(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    assert summary.num_videos == 3 and summary.num_frames == 32
+    tables = {cam: _table(tmp_path / "root" / cam) for cam in (TOP, WRIST)}
+    metas = {
+        cam: json.loads((tmp_path / "root" / cam / "_metadata.json").read_text())
+        for cam in (TOP, WRIST)
+    }
+    for key in ("video_id", "frame_idx", "timestamp", "index"):
+        assert tables[TOP].column(key).to_pylist() == tables[WRIST].column(key).to_pylist()
+    assert [(v["key"], v["T"], v["start_row"]) for v in metas[TOP]["videos"]] == [
+        (v["key"], v["T"], v["start_row"]) for v in metas[WRIST]["videos"]
+    ]
+    assert tables[TOP].column("bytes").to_pylist() != tables[WRIST].column("bytes").to_pylist()
+    assert metas[WRIST]["lineage"]["camera"] == WRIST
+
+
+def test_one_camera_of_two(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=WRIST)
+    assert (tmp_path / "root/_metadata.json").is_file()
+    with pytest.raises(ValueError, match="'observation.images.side'"):
+        convert_videos(
+            tmp_path / "ds", tmp_path / "r2", workers=0, camera="observation.images.side"
+        )
+
+
+def test_missing_parquet_is_a_named_error(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    (tmp_path / "ds/data/chunk-000/file-000.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="data/chunk-000/file-000.parquet"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    assert not (tmp_path / "root").exists()
+
+
+def test_corrupt_video_is_a_named_skip(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    video = tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4"
+    video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
+    with (
+        pytest.warns(SkippedVideoWarning, match="episode_000000"),
+        pytest.raises(VideoDecodeError, match="none of the 3 input videos"),
+    ):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    assert not (tmp_path / "root").exists()
+
+
+def test_append_a_second_dataset(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "a")
+    write_lerobot(tmp_path / "b", lengths=(3, 3))
+    convert_videos(tmp_path / "a", tmp_path / "root", workers=0)
+    summary = convert_videos(tmp_path / "b", tmp_path / "root", workers=0, mode="append")
+    assert summary.num_videos == 2
+    table = _table(tmp_path / "root")
+    assert table.num_rows == 22
+    assert table.column("episode_index").to_pylist()[16:] == [0, 0, 0, 1, 1, 1]
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert [v["key"] for v in meta["videos"]][-2:] == ["b/episode_000000", "b/episode_000001"]
+
+
+def test_cli_convert_one_camera(tmp_path: Path, capsys) -> None:
+    from hf_lvf.cli import main
+
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    args = ["convert", str(tmp_path / "ds"), str(tmp_path / "root"), "--workers", "0"]
+    assert main([*args, "--camera", WRIST, "--no-progress"]) == 0
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["lineage"]["camera"] == WRIST and len(meta["videos"]) == 3
+
+
+def test_worker_processes_read_the_episodes_rows(tmp_path: Path) -> None:
+    """Workers read each episode's per-frame rows themselves: the same root as in-process."""
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "here", workers=0, codec="png", progress=False)
+    convert_videos(tmp_path / "ds", tmp_path / "pool", workers=2, codec="png", progress=False)
+    assert _table(tmp_path / "pool").to_pylist() == _table(tmp_path / "here").to_pylist()
+
+
+def test_append_without_the_fields_is_refused(tmp_path: Path) -> None:
+    from _videos import write_video
+
+    write_lerobot(tmp_path / "ds")
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, progress=False)
+    before = (tmp_path / "root/_metadata.json").read_bytes()
+    clip = write_video(tmp_path / "plain.mp4", 8, (64, 64), fps=10)
+    with pytest.raises(ValueError, match="per-frame"):
+        convert_videos(clip, tmp_path / "root", workers=0, mode="append", progress=False)
+    assert (tmp_path / "root/_metadata.json").read_bytes() == before
+
+
+def test_episodes_in_several_files(tmp_path: Path) -> None:
+    """Episodes 2 and 3 in file-001 (data and video), from_timestamp counted from its start."""
+    columns = write_lerobot(tmp_path / "ds", lengths=(5, 7, 4, 6), split=2)
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    table = _table(tmp_path / "root")
+    np.testing.assert_array_equal(table.column("index").to_numpy(), columns["index"])
+    source = [
+        *decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-000.mp4"),
+        *decode_rgb(tmp_path / f"ds/videos/{TOP}/chunk-000/file-001.mp4"),
+    ]
+
+    stored = [
+        np.asarray(Image.open(io.BytesIO(b)).convert("RGB")) for b in table["bytes"].to_pylist()
+    ]
+    assert len(stored) == len(source) == 22
+    for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+        np.testing.assert_array_equal(a, b, err_msg=f"frame {i}")
+
+
+def test_fps_other_than_the_datasets_is_refused(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds")
+    with pytest.raises(ValueError, match="fps=5 differs from the LeRobot dataset's fps 10"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, fps=5)
+    assert not (tmp_path / "root").exists()
