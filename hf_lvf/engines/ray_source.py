@@ -28,6 +28,10 @@ from ..read.windows import VideoWindows
 
 # Bytes of a window beside its pixels (ints, filename, metadata): for Ray's size estimates.
 _ROW_OVERHEAD = 256
+# Blocks of at most this many bytes (or Ray's target_max_block_size, if smaller): a task hands
+# out its windows while it reads the next ones, and its buffers of that size are reused from
+# the heap, where each block of Ray's 128 MiB default was fresh memory, paged in anew.
+_BLOCK_BYTES = 32 * 2**20
 
 
 class WindowsDatasource(Datasource):
@@ -59,7 +63,7 @@ class WindowsDatasource(Datasource):
         data_context: DataContext | None = None,
     ) -> list[ReadTask]:
         context = data_context or DataContext.get_current()
-        target = context.target_max_block_size or 128 * 2**20
+        target = min(context.target_max_block_size or _BLOCK_BYTES, _BLOCK_BYTES)
         rows_per_block = max(1, int(target // self._window_bytes))
         bounds = window_ranges(self._windows.plan.first_window, max(1, parallelism))
         ranges = np.stack([bounds[:-1], bounds[1:]], axis=1)
