@@ -23,7 +23,7 @@ from _roots import hf_root, make_frames, write_foreign_root
 from _videos import write_video
 
 import hf_lvf
-from hf_lvf import RayExecutor, VideoWindows, convert_videos, read_windows
+from hf_lvf import RayExecutor, VideoWindows, convert_videos, frame_table, read_windows
 from hf_lvf.errors import FrameDecodeError, StoreError
 from hf_lvf.plan.ranges import window_ranges
 
@@ -145,8 +145,64 @@ def test_view_options_are_checked_before_ray_runs(root):
         read_windows(root, hop_size=0)
     with pytest.raises(ValueError, match="override_num_blocks must be an integer >= 1, got 0"):
         read_windows(root, override_num_blocks=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'hop'"):
+        read_windows(root, hop=2)
     with pytest.raises(TypeError, match=r"takes no view options, got \['hop_size'\]"):
         read_windows(VideoWindows(root), hop_size=2)
+
+
+# --- results back into the root -----------------------------------------------------------
+
+
+def _frame_means(batch: dict) -> dict:
+    """A per-frame score (each frame's mean pixel), beside the keys frame_table joins on."""
+    keys = ("video_id", "frame_indices", "sample_idx")
+    return {k: batch[k] for k in keys} | {"score": batch["video"].mean(axis=(2, 3, 4))}
+
+
+def test_scores_from_map_batches_become_a_frame_column(ray_cluster, tmp_path):
+    root = hf_root(tmp_path / "root", (12, 3, 20, 9), frame_size=(8, 12))
+    before = json.loads((root / "_metadata.json").read_text())["lance_version"]
+    data_files = {p.name: p.stat().st_size for p in (root / "data").iterdir()}
+    old_frames = lance.dataset(str(root), version=before).to_table()
+    scored = read_windows(root, window_length=4, hop_size=3).map_batches(_frame_means)
+    with pytest.raises(ValueError, match=r"frame 10 of video_id 0 \('clip_0'\) is in no window"):
+        frame_table(scored, ["score"], root=root)  # windows of 4 with hop 3 end at frame 9
+    table = frame_table(scored, ["score"], root=root, fill=-1.0)
+    assert table.num_rows == 44 and table.column_names == ["video_id", "frame_idx", "score"]
+    hf_lvf.add_frame_columns(root, table)
+
+    after = json.loads((root / "_metadata.json").read_text())["lance_version"]
+    assert after > before
+    new = lance.dataset(str(root), version=after).to_table()
+    frames = VideoWindows(root, window_length=1)  # every frame of the long-enough videos
+    want = {(s["video_idx"], s["start_frame"]): s["video"].mean() for s in frames}
+    for video_id, frame_idx, score in zip(*new.select(["video_id", "frame_idx", "score"])
+                                          .to_pydict().values(), strict=True):  # fmt: skip
+        # Frames past the last window (hop 3) and clip_1 (shorter than one) have no score.
+        in_window = video_id != 1 and frame_idx < {0: 10, 2: 19, 3: 7}[video_id]
+        assert score == (want[(video_id, frame_idx)] if in_window else -1.0)
+    assert new.select(old_frames.column_names).equals(old_frames)  # frames as they were
+    for name, size in data_files.items():  # and their files untouched
+        assert (root / "data" / name).stat().st_size == size
+    assert lance.dataset(str(root), version=before).to_table().equals(old_frames)
+    assert "score" not in lance.dataset(str(root), version=before).schema.names
+    assert dict(_read(read_windows(root, window_length=4, hop_size=3))) == {
+        s["sample_idx"]: crc(s["video"]) for s in VideoWindows(root, window_length=4, hop_size=3)
+    }
+
+
+def test_frame_table_without_root_and_window_values(ray_cluster, tmp_path):
+    root = hf_root(tmp_path / "root", (6, 7), frame_size=(8, 8))
+    ds = read_windows(root, window_length=3, hop_size=2)  # overlapping: frame 2 in 2 windows
+    per_window = ds.map_batches(lambda b: {**b, "emb": np.stack([b["sample_idx"]] * 2, 1)})
+    table = frame_table(per_window, ["emb"])
+    assert table.column("video_id").to_pylist() == [0] * 5 + [1] * 7
+    assert table.column("frame_idx").to_pylist() == [0, 1, 2, 3, 4] + list(range(7))
+    # A frame takes the value of its first window; the embedding is a fixed-size list.
+    assert table.column("emb").to_pylist()[:5] == [[0, 0]] * 3 + [[1, 1]] * 2
+    with pytest.raises(ValueError, match="no column 'sample_idx'"):
+        frame_table(ds.drop_columns(["sample_idx"]), ["video_idx"])
 
 
 # --- faults: what Ray workers run, and the tests -----------------------------------------

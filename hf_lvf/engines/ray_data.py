@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..frames import FetchAhead
+from ..layout import read_layout
 from ..plan.segment_plan import check_integer
-from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop
 from ..read.windows import VideoWindows
 
 if TYPE_CHECKING:
@@ -41,49 +40,33 @@ def _import_ray(what: str) -> Any:
 def read_windows(
     uri: str | os.PathLike[str] | VideoWindows,
     *,
-    window_length: int = 1,
-    frame_skip: int = 0,
-    hop_size: int = 1,
-    min_video_frames: int | None = None,
-    frame_size: tuple[int, int] | None = None,
-    crop: Crop = "none",
-    max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS,
-    max_batch_bytes: int | None = None,
-    decode_scaled: bool = True,
-    storage_options: Mapping[str, str] | None = None,
-    revision: str | None = None,
-    token: str | None = None,
-    decode_threads: int | None = None,
-    fetch_ahead: FetchAhead | None = None,
-    short_videos: str = "drop",
-    fps: float | None = None,
     seed: int | None = None,
     epoch: int = 0,
     override_num_blocks: int | None = None,
     concurrency: int | None = None,
     ray_remote_args: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> ray.data.Dataset:
     """The windows of a root as a ``ray.data.Dataset``, one row per window.
 
     The root's metadata is read here; nothing is decoded until the dataset runs. Each read
     task covers a contiguous range of windows, cut at video boundaries where the ranges allow,
     and reads it as :meth:`VideoWindows.iter_samples` does: frames fetched in few Lance
-    requests, a frame shared by overlapping windows decoded once.
+    requests, a frame shared by overlapping windows decoded once. A task Ray re-runs (its
+    worker died, or a fault its ``retry_exceptions`` names) yields the same rows again, which
+    Ray counts once.
 
     Columns, in the order of a sample's keys: ``video`` (a uint8 tensor column of shape
     ``(window_length, H, W, 3)``), ``video_idx``, ``video_id`` (the Lance rows' id: with
-    ``frame_indices``, what per-frame results join on), ``filename``, ``start_frame``,
-    ``frame_indices``, ``sample_idx``, then the keys the options and the root add (metadata
-    fields, per-frame fields as tensor columns).
+    ``frame_indices``, what per-frame results join on, see :func:`frame_table`),
+    ``filename``, ``start_frame``, ``frame_indices``, ``sample_idx``, then every other key of
+    the samples (metadata fields; per-frame fields as tensor columns, strings as lists).
+    Strings make no tensors: drop them (``ds.drop_columns(["filename"])``) before
+    ``iter_torch_batches``.
 
     Args:
         uri: the root (local folder, ``hf://datasets/...`` or an object-store URL), or a
-            :class:`~hf_lvf.VideoWindows` to read as it is (then give no other view option).
-        window_length, frame_skip, hop_size, min_video_frames, frame_size, crop,
-            max_frame_pixels, max_batch_bytes, decode_scaled, storage_options, revision,
-            token, decode_threads, fetch_ahead, short_videos, fps: as for
-            :class:`~hf_lvf.VideoWindows`; ``decode_threads`` and ``fetch_ahead`` apply in
-            each read task.
+            :class:`~hf_lvf.VideoWindows` to read as it is (then no ``options``).
         seed: read the ranges in an order drawn from ``[seed, epoch]``, each block's rows
             permuted: every window exactly once, in a new order per ``epoch``.
             ``Dataset.randomize_block_order()`` is Ray's own, coarser shuffle.
@@ -91,19 +74,23 @@ def read_windows(
         override_num_blocks: read tasks to cut the windows into (at most one per window);
             default: one per 256 windows, at least 4 per CPU of the cluster.
         concurrency: read tasks that run at once (Ray's ``concurrency``).
-        ray_remote_args: Ray's options of the read tasks (``num_cpus``, ``max_retries``, ...).
+        ray_remote_args: Ray's options of the read tasks (``num_cpus``, ``max_retries``,
+            ``retry_exceptions``, ...).
+        **options: the options of :class:`~hf_lvf.VideoWindows` (``window_length``,
+            ``hop_size``, ``frame_size``, ``crop``, ``storage_options``, ``revision``,
+            ``token``, ...); ``decode_threads`` and ``fetch_ahead`` apply in each task.
 
     Returns:
         A lazy ``ray.data.Dataset``.
 
     Raises:
         ImportError: Ray Data is not installed.
-        ValueError, TypeError: an option is out of range, or options beside a view.
+        ValueError, TypeError: an option is out of range or unknown, or options beside a view.
         RootNotFoundError, LayoutError, HubError: as :class:`~hf_lvf.VideoWindows`.
 
     Examples:
         >>> ds = read_windows("clips_root", window_length=8, hop_size=4)  # doctest: +SKIP
-        >>> batch = ds.take_batch(2); batch["video"].shape  # doctest: +SKIP
+        >>> ds.take_batch(2)["video"].shape  # doctest: +SKIP
         (2, 8, 64, 64, 3)
     """
     ray = _import_ray("read_windows")
@@ -114,31 +101,16 @@ def read_windows(
         check_integer("override_num_blocks", override_num_blocks, 1)
     if concurrency is not None:
         check_integer("concurrency", concurrency, 1)
-    options = dict(
-        window_length=window_length,
-        frame_skip=frame_skip,
-        hop_size=hop_size,
-        min_video_frames=min_video_frames,
-        frame_size=frame_size,
-        crop=crop,
-        max_frame_pixels=max_frame_pixels,
-        max_batch_bytes=max_batch_bytes,
-        decode_scaled=decode_scaled,
-        storage_options=storage_options,
-        revision=revision,
-        token=token,
-        decode_threads=decode_threads,
-        fetch_ahead=fetch_ahead,
-        short_videos=short_videos,
-        fps=fps,
-    )
     if isinstance(uri, VideoWindows):
-        defaults = read_windows.__kwdefaults__
-        given = sorted(name for name, value in options.items() if value != defaults[name])
-        if given:
-            raise TypeError(f"read_windows of a VideoWindows takes no view options, got {given}")
+        if options:
+            raise TypeError(
+                f"read_windows of a VideoWindows takes no view options, got {sorted(options)}"
+            )
         windows = uri
     else:
+        uri = os.fspath(uri)
+        if "://" not in uri:  # Ray's workers run in other folders
+            uri = os.path.abspath(uri)
         windows = VideoWindows(uri, **options)
     from .ray_source import WindowsDatasource
 
@@ -154,9 +126,17 @@ def read_windows(
     )
 
 
-def frame_table(dataset: Any, columns: Sequence[str]) -> pa.Table:
-    """Per-frame results of a window dataset as one row per frame: ``video_id``,
-    ``frame_idx`` and ``columns``, sorted by ``(video_id, frame_idx)``, to join on those keys.
+def frame_table(
+    dataset: Any,
+    columns: Sequence[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    fill: Any = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> pa.Table:
+    """Results of a window dataset as one row per frame: ``video_id``, ``frame_idx`` and
+    ``columns``, the table :func:`~hf_lvf.add_frame_columns` joins on ``(video_id,
+    frame_idx)``.
 
     A column whose values have ``window_length`` rows (one per frame of the window) gives each
     frame its own; any other value (a score or an embedding per window) goes to every frame of
@@ -164,19 +144,25 @@ def frame_table(dataset: Any, columns: Sequence[str]) -> pa.Table:
     with the lowest ``sample_idx``, so the result does not depend on the order Ray ran in.
 
     Args:
-        dataset: a ``ray.data.Dataset`` (or anything with ``to_arrow_refs``) of rows of
-            :func:`read_windows` that kept ``video_id``, ``frame_indices`` and ``sample_idx``.
+        dataset: a ``ray.data.Dataset`` of rows of :func:`read_windows` (after ``map_batches``,
+            ``filter``, ...) that kept ``video_id``, ``frame_indices`` and ``sample_idx``.
         columns: the result columns to carry.
+        root: with it, one row for every frame of that root, in its row order (what
+            ``add_frame_columns`` needs): frames in no window of ``dataset`` get ``fill``.
+            Without it, the frames of the windows, sorted by ``(video_id, frame_idx)``.
+        fill: the value of frames in no window (``root`` only); ``None``: there must be none.
+        storage_options: for a ``root`` on an object store.
 
     Returns:
         A ``pyarrow.Table``.
 
     Raises:
         ImportError: Ray Data is not installed.
-        ValueError: ``columns`` is empty or names a key column, or a key column is missing.
+        ValueError: ``columns`` is empty or names a key; a key column is missing; a row names
+            a frame ``root`` lacks; with ``root`` and no ``fill``, a frame in no window.
 
     Examples:
-        >>> scores = frame_table(scored, ["score"])  # doctest: +SKIP
+        >>> scores = frame_table(scored, ["score"], root="clips_root", fill=0.0)  # doctest: +SKIP
         >>> scores.column_names  # doctest: +SKIP
         ['video_id', 'frame_idx', 'score']
     """
@@ -193,20 +179,57 @@ def frame_table(dataset: Any, columns: Sequence[str]) -> pa.Table:
     frames = np.asarray(_numpy(table.column("frame_indices")), np.int64)
     window_length = frames.shape[1]
     first = np.argsort(_numpy(table.column("sample_idx")), kind="stable")
-    video_id = np.repeat(_numpy(table.column("video_id"))[first], window_length)
+    video_id = np.repeat(_numpy(table.column("video_id")).astype(np.int64)[first], window_length)
     frame_idx = frames[first].reshape(-1)
-    key = (video_id.astype(np.int64) << 32) | frame_idx
-    _, keep = np.unique(key, return_index=True)  # sorted keys, each from its first window
-    out = {"video_id": video_id[keep].astype(np.int32), "frame_idx": frame_idx[keep]}
+    _, keep = np.unique((video_id << 32) | frame_idx, return_index=True)  # first window's
+    video_id, frame_idx = video_id[keep], frame_idx[keep]
+    values = {}
     for name in columns:
-        values = _numpy(table.column(name))[first]
-        per_frame = values.ndim >= 2 and values.shape[1] == window_length
-        values = values.reshape(-1, *values.shape[2:]) if per_frame else values
-        if not per_frame:
-            values = np.repeat(values, window_length, axis=0)
-        out[name] = _arrow(values[keep])
-    out["frame_idx"] = out["frame_idx"].astype(np.int32)
-    return pa.table(out)
+        column = _numpy(table.column(name))[first]
+        if column.ndim >= 2 and column.shape[1] == window_length:  # one value per frame
+            column = column.reshape(-1, *column.shape[2:])
+        else:
+            column = np.repeat(column, window_length, axis=0)
+        values[name] = column[keep]
+    if root is None:
+        out = {"video_id": video_id, "frame_idx": frame_idx, **values}
+        return pa.table({k: _arrow(v) for k, v in out.items()} | _key_types(out))
+    layout = read_layout(os.fspath(root), storage_options=storage_options)
+    ids, counts = layout.ids.astype(np.int64), layout.num_frames.astype(np.int64)
+    by_id = np.argsort(ids, kind="stable")
+    video = by_id[np.clip(np.searchsorted(ids[by_id], video_id), 0, len(ids) - 1)]
+    bad = np.flatnonzero((ids[video] != video_id) | (frame_idx >= counts[video]))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"the dataset has frame {int(frame_idx[k])} of video_id {int(video_id[k])}, which "
+            f"root {os.fspath(root)!r} does not have"
+        )
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    rows = offsets[video] + frame_idx
+    covered = np.zeros(int(offsets[-1]), bool)
+    covered[rows] = True
+    if fill is None and not covered.all():
+        row = int(np.flatnonzero(~covered)[0])
+        v = int(np.searchsorted(offsets, row, side="right") - 1)
+        raise ValueError(
+            f"frame {row - int(offsets[v])} of video_id {int(ids[v])} ({layout.path(v)!r}) is "
+            "in no window of the dataset: give fill= for such frames"
+        )
+    out = {
+        "video_id": np.repeat(ids, counts),
+        "frame_idx": np.arange(int(offsets[-1])) - np.repeat(offsets[:-1], counts),
+    }
+    for name, column in values.items():
+        full = np.full((int(offsets[-1]), *column.shape[1:]), fill, dtype=column.dtype)
+        full[rows] = column
+        out[name] = full
+    return pa.table({k: _arrow(v) for k, v in out.items()} | _key_types(out))
+
+
+def _key_types(out: Mapping[str, np.ndarray]) -> dict[str, pa.Array]:
+    """``video_id`` and ``frame_idx`` as int32, their type in the frame rows."""
+    return {key: pa.array(out[key].astype(np.int32)) for key in ("video_id", "frame_idx")}
 
 
 def _numpy(column: pa.ChunkedArray) -> np.ndarray:
