@@ -140,6 +140,28 @@ def test_lazy_until_run_and_errors_keep_their_type(ray_cluster, tmp_path):
         ds.take_all()
 
 
+@pytest.mark.hub
+def test_hf_root_reads_on_ray_workers(ray_cluster, hub, tmp_path):
+    local = hf_root(tmp_path / "root", (12, 3, 20, 9), frame_size=(8, 12))
+    hf_lvf.push_to_hub(local, "org/ray-clips", token=hub.token, private=True)
+    uri = "hf://datasets/org/ray-clips"
+    ds = read_windows(uri, token=hub.token, override_num_blocks=3, window_length=4, hop_size=2)
+    want = {s["sample_idx"]: crc(s["video"]) for s in VideoWindows(local, window_length=4,
+                                                                      hop_size=2)}  # fmt: skip
+    got = _read(ds)
+    assert len(got) == len(want) and dict(got) == want  # the token reached the workers
+
+
+@pytest.mark.s3
+def test_s3_root_reads_on_ray_workers(ray_cluster, s3, tmp_path):
+    local = hf_root(tmp_path / "clips", (12, 3, 20, 9), frame_size=(8, 12))
+    uri = s3.upload(local, s3.new_bucket(), "clips")
+    ds = read_windows(uri, storage_options=s3.options(), override_num_blocks=3, window_length=4)
+    want = {s["sample_idx"]: crc(s["video"]) for s in VideoWindows(local, window_length=4)}
+    got = _read(ds)
+    assert len(got) == len(want) and dict(got) == want
+
+
 def test_view_options_are_checked_before_ray_runs(root):
     with pytest.raises(ValueError, match="hop_size must be >= 1, got 0"):
         read_windows(root, hop_size=0)
