@@ -2,8 +2,10 @@
 cores, and against the reference reader's algorithm, in one run.
 
 - **Ray**: ``hf_lvf.read_windows`` on a local Ray of ``--cpus`` CPUs (default 2), every
-  window handed to this process as numpy batches of 16 (``iter_batches``), the read tasks'
-  default split (ranges of windows cut at video boundaries).
+  window handed to this process as numpy batches (``iter_batches``): the read tasks' blocks
+  as they come (``batch_size=None``), or re-cut into batches of 16 (a batch across two blocks
+  is a copy), with the read tasks' default split (ranges of windows cut at video boundaries).
+  A pass includes Ray Data's start of the read, about a second before its second task runs.
 - **iter_samples**: the core view's sequential pass in this process, its decode threads on
   the same cores (``min(4, cores)``).
 - **reference**: the reference reader's algorithm (``reference/seed_backend.py``): per window,
@@ -14,8 +16,8 @@ The readers take turns pass by pass, so that load from other processes on a shar
 hits all of them alike. Before the timing each reads once untimed (Ray's workers started and
 their Lance handles opened, as in every epoch after the first).
 
-    python benchmarks/bench_ray.py            # 8 videos of 300 frames, 3 rounds
-    python benchmarks/bench_ray.py --quick    # 4 videos of 160 frames, 2 rounds
+    python benchmarks/bench_ray.py            # 12 videos of 600 frames, 3 rounds
+    python benchmarks/bench_ray.py --quick    # 6 videos of 400 frames, 2 rounds
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     import ray
 
-    videos, frames, rounds = (4, 160, 2) if args.quick else (8, 300, 3)
+    videos, frames, rounds = (6, 400, 2) if args.quick else (12, 600, 3)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     with tempfile.TemporaryDirectory(prefix="bench_ray_") as tmp:
         root = write_synthetic_root(
@@ -68,9 +70,10 @@ def main() -> None:
             dataset = lance.dataset(str(root))
             total = len(windows)
 
-            def by_ray() -> int:
+            def by_ray(batch_size: int | None) -> int:
                 ds = read_windows(root, window_length=WINDOW_LENGTH, hop_size=HOP)
-                return sum(len(b["sample_idx"]) for b in ds.iter_batches(batch_size=16))
+                batches = ds.iter_batches(batch_size=batch_size)
+                return sum(len(b["sample_idx"]) for b in batches)
 
             def by_iter_samples() -> int:
                 return sum(1 for _ in windows.iter_samples())
@@ -80,7 +83,12 @@ def main() -> None:
                     reference_read(windows, dataset, i)
                 return len(range(0, total, 4))
 
-            readers = {"Ray": by_ray, "iter_samples": by_iter_samples, "reference": by_reference}
+            readers = {
+                "Ray, its blocks": lambda: by_ray(None),
+                "Ray, batches of 16": lambda: by_ray(16),
+                "iter_samples": by_iter_samples,
+                "reference": by_reference,
+            }
             for read in readers.values():
                 read()  # untimed: workers up, Lance open, memory touched
             spent = dict.fromkeys(readers, 0.0)

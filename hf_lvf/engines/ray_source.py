@@ -103,17 +103,24 @@ def read_range(
     order: tuple[int, int, int] | None = None,
 ) -> Iterator[pa.Table]:
     """Windows ``start:stop`` of the pickled view ``state``, as Arrow blocks of at most
-    ``rows_per_block`` rows; with ``order``, blocks in a seeded order, rows permuted."""
+    ``rows_per_block`` rows; with ``order``, each block's rows in an order drawn from it.
+
+    One :meth:`VideoWindows.iter_samples` pass over the range: it decodes the next strip of
+    frames while a block is handed to Ray, and decodes a frame shared by two blocks once."""
     view = _view(state)
-    pieces = np.arange(start, stop + rows_per_block, rows_per_block).clip(max=stop)
-    pieces = np.stack([pieces[:-1], pieces[1:]], axis=1)
-    pieces = pieces[pieces[:, 0] < pieces[:, 1]]
     rng = None if order is None else np.random.default_rng(list(order))
-    if rng is not None:
-        pieces = pieces[rng.permutation(len(pieces))]
-    for lo, hi in pieces.tolist():
-        block = window_block(view, list(view.iter_samples(np.arange(lo, hi))))
-        yield block if rng is None else block.take(rng.permutation(block.num_rows))
+    samples: list[dict[str, Any]] = []
+    for sample in view.iter_samples(np.arange(start, stop)):
+        samples.append(sample)
+        if len(samples) == rows_per_block:
+            yield _shuffled(window_block(view, samples), rng)
+            samples = []
+    if samples:
+        yield _shuffled(window_block(view, samples), rng)
+
+
+def _shuffled(block: pa.Table, rng: np.random.Generator | None) -> pa.Table:
+    return block if rng is None else block.take(rng.permutation(block.num_rows))
 
 
 def window_block(view: VideoWindows, samples: Sequence[dict[str, Any]]) -> pa.Table:
