@@ -244,7 +244,8 @@ def _faulty(read, folder: str, kind: str):
         return
     if kind == "store":
         raise StoreError("GET data/0.lance: connection reset (injected)")
-    Path(folder, "pid").write_text(str(os.getpid()))
+    Path(folder, "pid.tmp").write_text(str(os.getpid()))
+    os.replace(os.path.join(folder, "pid.tmp"), os.path.join(folder, "pid"))
     time.sleep(120)  # killed by the test long before
 
 
@@ -274,18 +275,24 @@ def small_blocks(ray_cluster):
 def test_killed_worker_mid_read_loses_and_repeats_no_window(
     ray_cluster, small_blocks, root, want, tmp_path
 ):
+    import threading
+
+    def kill_when_told() -> None:  # the worker says its pid once it has yielded a block
+        pid_file = tmp_path / "pid"
+        while not pid_file.exists() or not pid_file.read_text():
+            time.sleep(0.02)
+        pid = int(pid_file.read_text())
+        assert pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)  # a Ray worker process, in the middle of its task
+        (tmp_path / "killed").touch()
+
+    killer = threading.Thread(target=kill_when_told, daemon=True)
+    killer.start()
     ds = ray_cluster.data.read_datasource(
         _faulty_datasource(VideoWindows(root, **PARAMS), tmp_path, "kill"), override_num_blocks=4
     )
-    got = []
-    for batch in ds.iter_batches(batch_size=32, batch_format="numpy"):
-        got += [(int(i), crc(v)) for i, v in zip(batch["sample_idx"], batch["video"], strict=True)]
-        pid_file = tmp_path / "pid"
-        if pid_file.exists() and not (tmp_path / "killed").exists():
-            pid = int(pid_file.read_text())
-            assert pid != os.getpid()
-            os.kill(pid, signal.SIGKILL)  # a Ray worker process, in the middle of its task
-            (tmp_path / "killed").touch()
+    got = _read(ds)
+    killer.join(timeout=5)
     assert (tmp_path / "killed").exists()  # the kill happened during the read
     assert len(got) == len(want)
     assert dict(got) == want
