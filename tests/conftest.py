@@ -121,7 +121,8 @@ def s3(s3_server):
 # =============================================================================
 # Local Ray (tests/test_ray.py, the Ray guide of docs/)
 #
-# One Ray per test session, started by the first test that asks for it (seconds: a raylet,
+# One Ray per test session (per xdist worker that runs a Ray test), started by the first test
+# that asks for it (seconds: a raylet,
 # a GCS and worker processes) and shut down at the end. Its workers inherit this process's
 # environment (PYTHONPATH, HF_ENDPOINT, HF_LVF_CACHE) as it is when Ray starts.
 # =============================================================================
@@ -140,7 +141,13 @@ def ray_cluster():
     tests, path = str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [tests, path]))
     try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        ray.init(
+            num_cpus=2,
+            object_store_memory=256 * 2**20,  # tiny test data; xdist workers may each start one
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     finally:
         if path is None:
             os.environ.pop("PYTHONPATH")
