@@ -5,6 +5,7 @@ from ._version import __version__
 from .card import build_card
 from .convert import ConversionSummary, convert_videos
 from .decode import DEFAULT_QUALITY
+from .engines.ray_data import RayExecutor, frame_table, read_windows
 from .errors import (
     ForkSafetyError,
     FrameDecodeError,
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_FRAME_PIXELS",
     "DEFAULT_QUALITY",
     "MISSING_VALUES",
+    "RayExecutor",
     "ClipSampler",
     "ConversionSummary",
     "ForkSafetyError",
@@ -59,10 +61,12 @@ __all__ = [
     "build_card",
     "convert_videos",
     "describe",
+    "frame_table",
     "merge_roots",
     "push_card",
     "push_to_hub",
     "read_layout",
+    "read_windows",
     "relocate_roots",
     "safe_dataloader",
     "save_window",

@@ -116,3 +116,45 @@ def s3(s3_server):
     s3_server.proxy.clear()
     yield s3_server
     s3_server.proxy.clear()
+
+
+# =============================================================================
+# Local Ray (tests/test_ray.py, the Ray guide of docs/)
+#
+# One Ray per test session (per xdist worker that runs a Ray test), started by the first test
+# that asks for it (seconds: a raylet,
+# a GCS and worker processes) and shut down at the end. Its workers inherit this process's
+# environment (PYTHONPATH, HF_ENDPOINT, HF_LVF_CACHE) as it is when Ray starts.
+# =============================================================================
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray of 2 CPUs, without dashboard or progress bars."""
+    pytest.importorskip("ray")
+    import ray
+    import ray.data
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local test cluster: no token file
+    # Workers import what tests hand them by reference (functions of test modules, helpers).
+    # Ray's processes keep the environment they start with: it is restored here after.
+    tests, path = str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [tests, path]))
+    try:
+        ray.init(
+            num_cpus=2,
+            object_store_memory=256 * 2**20,  # tiny test data; xdist workers may each start one
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    finally:
+        if path is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = path
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    yield ray
+    ray.shutdown()

@@ -24,6 +24,7 @@ LAYERS = (
     ("read",),  # the reading core: VideoWindows and what it builds on
     ("hf",),  # the datasets front ends
     ("training",),  # the PyTorch helpers
+    ("engines",),  # other engines' front ends: Ray
     ("write",),  # writing and growing roots
     ("convert",),  # video files and other datasets -> roots
     ("card",),  # dataset cards

@@ -110,6 +110,8 @@ _RUNS: dict[str, _PageRun] = {}
 @pytest.fixture
 def page_run(request, docs_workspace, tmp_path_factory, hub_server, monkeypatch):
     rel = request.node.callspec.params["rel"]
+    if rel == "docs/guides/ray.md":
+        request.getfixturevalue("ray_cluster")  # the session's one local Ray
     if rel not in _RUNS:
         hub_server.reset()
         document = SYBIL.parse(REPO / rel)
