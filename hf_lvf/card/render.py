@@ -17,6 +17,7 @@ from ..read.describe import fidelity_text, source_text
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
+from .fields import inside_context
 from .load_code import _load_code, frames_metadata
 from .options import (
     _OPTIONS_KEY,
@@ -330,6 +331,7 @@ def _context(
         "label_header": label_header,
         "label_rows": label_rows,
         "other_fields": ", ".join(other),
+        **inside_context(roots),
         "quality": _common(r.layout.header.get("quality") for r in roots),
         "encoding_name": _ENCODING_NAMES.get(
             _common(r.layout.header.get("encoding", "webp") for r in roots), "WebP"
