@@ -8,8 +8,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from ..errors import LayoutError
+from ..frames.field_stats import frame_table_schema
 from ..read.describe_fields import frame_field_summary, span_summary
+from .load_code import FRAME_FEATURES
 from .options import CardRoot
 
 logger = logging.getLogger(__name__)
@@ -66,6 +70,55 @@ def inside_context(roots: Sequence[CardRoot]) -> dict[str, Any]:
     }
 
 
+def frame_row_features(roots: Sequence[CardRoot]) -> list[dict[str, Any]]:
+    """The card's ``dataset_info.features`` of a frame row, in the Lance table's column order:
+    ``video_id``, ``frame_idx``, ``bytes`` (an image), then each per-frame column as
+    ``datasets`` spells it in YAML, so that a plain ``load_dataset("org/repo")`` reads a root
+    with per-frame columns too (the first root's columns; roots of one repo share them)."""
+    try:
+        schema = frame_table_schema(roots[0].layout)
+    except (LayoutError, OSError) as err:
+        logger.warning("the card declares the frame columns only: %s", err)
+        return [dict(f) for f in FRAME_FEATURES]
+    base = {f["name"]: dict(f) for f in FRAME_FEATURES}
+    features = []
+    for field in schema:
+        if field.name in base:
+            features.append(base[field.name])
+            continue
+        kind = _yaml_kind(field.type)
+        if kind is None:  # a type plain datasets cannot read (a tensor extension): left out
+            logger.warning("the card leaves out per-frame column %r (%s)", field.name, field.type)
+            continue
+        features.append({"name": field.name, **kind})
+    return features
+
+
+_FLOAT_NAMES = {"halffloat": "float16", "float": "float32", "double": "float64"}
+
+
+def _yaml_kind(kind: pa.DataType) -> dict[str, Any] | None:
+    """How ``datasets`` writes a column of Arrow type ``kind`` in a card's YAML."""
+    if pa.types.is_struct(kind):
+        children = [(f.name, _yaml_kind(f.type)) for f in kind]
+        if any(k is None for _, k in children):
+            return None
+        return {"struct": [{"name": n, **k} for n, k in children]}  # type: ignore[dict-item]
+    if pa.types.is_fixed_size_list(kind):
+        inner = _yaml_kind(kind.value_type)
+        if inner is None:
+            return None
+        item = inner["dtype"] if set(inner) == {"dtype"} else inner
+        return {"list": item, "length": kind.list_size}
+    if pa.types.is_boolean(kind):
+        return {"dtype": "bool"}
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return {"dtype": _FLOAT_NAMES.get(str(kind), str(kind))}
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return {"dtype": "string" if pa.types.is_string(kind) else "large_string"}
+    return None
+
+
 def _values(field: dict[str, Any]) -> str:
     if "examples" in field:
         return "e.g. " + ", ".join(repr(x) for x in field["examples"])
@@ -78,4 +131,4 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-__all__ = ["inside_context"]
+__all__ = ["frame_row_features", "inside_context"]
