@@ -112,6 +112,19 @@ def test_a_root_without_spans_has_an_empty_table(tmp_path):
     assert len(spans) == 0 and spans.offsets.tolist() == [0, 0, 0] and spans.fields == {}
 
 
+def test_empty_span_lists_and_the_word_spans_elsewhere(tmp_path):
+    root = write_synthetic_root(tmp_path / "r", num_videos=2, num_frames=8, frame_size=(16, 16))
+    path = root / "_metadata.json"
+    meta = json.loads(path.read_text())
+    meta["videos"][0]["spans"] = []
+    meta["videos"][1]["metadata"]["note"] = 'no "spans" here'
+    path.write_text(json.dumps(meta))
+    assert len(layout_spans(read_layout(str(root)))) == 0
+    del meta["videos"][0]["spans"]
+    path.write_text(json.dumps(meta))
+    assert len(layout_spans(read_layout(str(root)))) == 0
+
+
 BAD_SPANS = [
     (
         {"start_frame": 4, "end_frame": 4},

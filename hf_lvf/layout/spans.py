@@ -206,12 +206,16 @@ def _arrow_spans(entries: list[_SpansOnly]) -> pa.ListArray | None:
     raws = [e.spans for e in entries]  # views of the file's bytes, joined without a copy each
     text = b'{"s":' + b'}\n{"s":'.join(raws) + b"}"
     del raws
-    newlines = text.count(b"\n") != len(entries) - 1  # a pretty-printed list of spans
     options = pa_json.ReadOptions(block_size=max(1 << 20, min(len(text) // 4, 64 << 20)))
-    parse = pa_json.ParseOptions(newlines_in_values=newlines)
-    try:
-        column = pa_json.read_json(io.BytesIO(text), options, parse).column("s")
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    column = None
+    for newlines in (False, True):  # True: a pretty-printed list of spans (slower to read)
+        parse = pa_json.ParseOptions(newlines_in_values=newlines)
+        try:
+            column = pa_json.read_json(io.BytesIO(text), options, parse).column("s")
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    if column is None:
         return None
     column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_null(column.type):
@@ -260,7 +264,10 @@ def _python_spans(entries: list[_SpansOnly], layout: RootLayout) -> pa.ListArray
         None if spans is None else [{n: value(s, n) for n in names} for s in spans]
         for spans in lists
     ]
-    return pa.array(rows)
+    try:
+        return pa.array(rows)
+    except (OverflowError, pa.ArrowInvalid) as err:  # an int past 64 bits
+        raise LayoutError(f"{where}: a span holds a value out of range: {err}") from err
 
 
 _KIND = {bool: "bool", int: "number", float: "number", str: "str"}
@@ -284,6 +291,8 @@ def _flat(lists: pa.ListArray, where: str, layout: RootLayout) -> pa.Table:
     offsets = np.asarray(lists.offsets.to_numpy(zero_copy_only=False), np.int64)
     counts = np.diff(offsets)
     values = lists.flatten()
+    if len(values) == 0:  # only empty lists (or a '"spans"' elsewhere in the file)
+        return _EMPTY.empty_table()
     video_idx = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
     if values.null_count:
         j = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])

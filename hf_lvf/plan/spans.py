@@ -53,10 +53,12 @@ def plan_spans(
     span_end: np.ndarray,
     num_videos: int,
     params: WindowParams,
+    offsets: np.ndarray | None = None,
 ) -> SpanPlan:
     """Plan the windows inside spans ``[span_start, span_end)`` of videos ``span_video``
     (sorted by video), as :func:`plan_windows` plans a video of ``span_end - span_start``
-    frames.
+    frames. ``offsets`` (``(num_videos + 1,)``: video ``v``'s spans are ``offsets[v]`` to
+    ``offsets[v + 1]``) saves counting them.
 
     Examples:
         >>> params = WindowParams(window_length=2, hop_size=2, windows_in="spans")
@@ -70,10 +72,11 @@ def plan_spans(
     video = np.asarray(span_video, np.int64)
     start = np.asarray(span_start, np.int64)
     inner = plan_windows(np.asarray(span_end, np.int64) - start, params)
-    per_video = np.bincount(video, weights=inner.windows_per_video, minlength=num_videos)
-    per_video = per_video.astype(np.int64)
-    first = np.zeros(num_videos + 1, np.int64)
-    np.cumsum(per_video, out=first[1:])
+    if offsets is None:
+        offsets = np.zeros(num_videos + 1, np.int64)
+        np.cumsum(np.bincount(video, minlength=num_videos), out=offsets[1:])
+    first = inner.first_window[offsets]  # a video's windows: those of its spans, in order
+    per_video = np.diff(first)
     return SpanPlan(
         params=params,
         windows_per_video=per_video,

@@ -41,7 +41,8 @@ def plan_root_spans(layout: RootLayout, params: WindowParams) -> SpanPlan:
             f"{layout.metadata_path} holds no spans: windows_in='spans' needs videos with a "
             "'spans' list (FORMAT.md); use windows_in='videos' for windows of whole videos"
         )
-    return plan_spans(spans.video_idx, spans.start_frame, spans.end_frame, len(layout), params)
+    bounds = (spans.video_idx, spans.start_frame, spans.end_frame)
+    return plan_spans(*bounds, len(layout), params, offsets=spans.offsets)
 
 
 def span_fields(
