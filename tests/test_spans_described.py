@@ -109,6 +109,21 @@ def test_bad_spans_are_a_problem_of_the_description(tmp_path):
     assert "videos[0] ('clip_000') spans[0] {'start_frame': 2, 'end_frame': 9}" in problem
 
 
+def test_an_unsupported_column_is_a_problem_of_the_description(tmp_path):
+    root = write_synthetic_root(tmp_path / "u", num_videos=1, num_frames=3, frame_size=(16, 16))
+    table = lance.dataset(str(root)).to_table()
+    table = table.append_column("tags", pa.array([["a"], [], ["b", "c"]], pa.list_(pa.string())))
+    version = lance.write_dataset(table, str(root), mode="overwrite").version
+    meta = json.loads((root / "_metadata.json").read_text())
+    meta["lance_version"] = version
+    (root / "_metadata.json").write_text(json.dumps(meta))
+    d = describe(root)
+    assert d["frame_fields"] == {}
+    (problem,) = d["problems"]
+    assert problem.startswith("the per-frame fields cannot be read: column 'tags' of root ")
+    assert "has type list<item: string>" in problem
+
+
 def test_info_prints_them(root, capsys):
     assert main(["info", str(root), "--window-length", "3", "--hop-size", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -85,8 +85,10 @@ def described_extras(
         problems.append(f"the spans cannot be read: {err}")
     try:
         fields = frame_field_summary(layout, storage_options)
-    except (LayoutError, OSError):  # the table's problem is listed by describe already
+    except (LayoutError, OSError) as err:  # a column of a type no window can carry...
         fields = {}
+        if not any(p.startswith("the Lance table cannot be read") for p in problems):
+            problems.append(f"the per-frame fields cannot be read: {err}")
     return {"spans": spans, "frame_fields": fields}
 
 
