@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import LayoutError
-from ..frames.field_stats import frame_table_schema
+from ..frames.field_stats import root_table_schema
 from ..read.describe_fields import frame_field_summary, span_summary
 from .load_code import FRAME_FEATURES
 from .options import CardRoot
@@ -76,7 +76,7 @@ def frame_row_features(roots: Sequence[CardRoot]) -> list[dict[str, Any]]:
     ``datasets`` spells it in YAML, so that a plain ``load_dataset("org/repo")`` reads a root
     with per-frame columns too (the first root's columns; roots of one repo share them)."""
     try:
-        schema = frame_table_schema(roots[0].layout)
+        schema = root_table_schema(roots[0].layout)
     except (LayoutError, OSError) as err:
         logger.warning("the card declares the frame columns only: %s", err)
         return [dict(f) for f in FRAME_FEATURES]

@@ -89,11 +89,11 @@ def _stats(field: FrameField, low, high, total, count, examples) -> FieldStats: 
     return FieldStats(field, low[name], total[name] / count[name], high[name])
 
 
-def frame_table_schema(
+def root_table_schema(
     layout: RootLayout, storage_options: Mapping[str, str] | None = None
 ) -> pa.Schema:
     """The Arrow schema of ``layout``'s Lance table (the version it describes)."""
     return FrameReader(layout, storage_options).dataset.schema
 
 
-__all__ = ["FieldStats", "frame_field_stats", "frame_table_schema"]
+__all__ = ["FieldStats", "frame_field_stats", "root_table_schema"]
