@@ -29,6 +29,14 @@ in this order, for each size; the caches hf_lvf may keep (``XDG_CACHE_HOME``, ``
   the process's peak RSS (``ru_maxrss``; torch imported before the timing);
 - map-style ``load_dataset(...)``: its first row, with a fresh ``HF_DATASETS_CACHE``.
 
+Spans (``--spans``, or ``--only-spans`` for this part alone): a copy of each root whose
+``_metadata.json`` also holds 5 spans a video (``[j, j + 4)`` for ``j`` in 0..4, each with a
+``caption``), opened in fresh processes against the root without spans: the first open and
+a reopen (the cache warm), of whole-video windows; then windows inside the spans
+(``windows_in="spans"``, one window a span), first with only the video table cached, then
+from an empty cache, then warm. The rows give each time over the same open of the root
+without spans.
+
 Then a stale-cache check on the smallest root: its ``_metadata.json`` is replaced by one
 without its last video (the Lance table kept), opened in a fresh process (the window count
 must be the new one), restored, and opened again.
@@ -37,6 +45,7 @@ must be the new one), restored, and opened again.
     python benchmarks/bench_scale.py --quick          # 10k and 100k
     python benchmarks/bench_scale.py --big            # adds 10M (a 1.6 GB _metadata.json)
     python benchmarks/bench_scale.py --sizes 10k,1M --skip-map
+    python benchmarks/bench_scale.py --sizes 1M --only-spans   # the spans rows alone
 
 Lance compresses the one repeated frame: the 1M root's table is ~8 MB, its
 ``_metadata.json`` ~155 MB, so what is measured is the video table, not the frames. Building
@@ -110,7 +119,9 @@ def _frame_batches(num_videos: int, frame: bytes):
         )
 
 
-def write_metadata(root: Path, num_videos: int, *, drop_last: bool = False) -> None:
+def write_metadata(
+    root: Path, num_videos: int, *, drop_last: bool = False, spans: bool = False
+) -> None:
     """``_metadata.json`` as ``json.dump`` writes it, written in pieces (10M videos need not
     be in memory at once) to a new file that then replaces the old one."""
     count = num_videos - 1 if drop_last else num_videos
@@ -128,12 +139,36 @@ def write_metadata(root: Path, num_videos: int, *, drop_last: bool = False) -> N
                     "W": SIDE,
                     "start_row": i * FRAMES,
                     "metadata": {"label": i % LABELS},
+                    **({"spans": _spans(i)} if spans else {}),
                 }
                 for i in range(lo, min(lo + VIDEOS_PER_CHUNK, count))
             ]
             f.write((", " if lo else "") + json.dumps(videos)[1:-1])
         f.write("]}")
     os.replace(part, root / "_metadata.json")
+
+
+SPANS_PER_VIDEO, SPAN_FRAMES = 5, 4  # spans [j, j + 4) of 8 frames: one window each
+
+
+def _spans(video: int) -> list[dict]:
+    return [
+        {"start_frame": j, "end_frame": j + SPAN_FRAMES, "caption": f"clip {video} part {j}"}
+        for j in range(SPANS_PER_VIDEO)
+    ]
+
+
+def ensure_spans_root(workdir: Path, num_videos: int) -> Path:
+    """A copy of the root of ``num_videos`` videos whose ``_metadata.json`` holds spans."""
+    root = workdir / f"videos_{num_videos}_spans"
+    if not (workdir / f"videos_{num_videos}_spans.done").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(workdir / f"videos_{num_videos}", root)
+        (workdir / f"videos_{num_videos}_spans.done").touch()
+    started = time.perf_counter()
+    write_metadata(root, num_videos, spans=True)
+    _log(f"  _metadata.json with spans written in {time.perf_counter() - started:.1f} s")
+    return root
 
 
 def ensure_root(workdir: Path, num_videos: int) -> Path:
@@ -265,6 +300,21 @@ def child_open(args) -> dict:
     return out
 
 
+def child_open_spans(args) -> dict:
+    from hf_lvf import VideoWindows
+
+    started = time.perf_counter()
+    w = VideoWindows(args.root, **WINDOW, windows_in="spans")
+    out = {"open_s": time.perf_counter() - started, "windows": len(w)}
+    want = args.videos * SPANS_PER_VIDEO
+    i = want - 1
+    info = w.segment_info(i)
+    got = (len(w), info["video_idx"], info["start_frame"], info["caption"])
+    expected = (want, i // SPANS_PER_VIDEO, i % SPANS_PER_VIDEO, _spans(i // 5)[i % 5]["caption"])
+    out["check"] = "ok" if got == expected else f"got {got}, expected {expected}"
+    return out
+
+
 def child_worker(args) -> dict:
     import hf_lvf  # noqa: F401  (a worker has imported it before it is handed the view)
 
@@ -329,6 +379,7 @@ CHILDREN = {
     "limits": child_limits,
     "open": child_open,
     "open-pickle": child_open,
+    "open-spans": child_open_spans,
     "worker": child_worker,
     "dataloader": child_dataloader,
     "streaming": child_streaming,
@@ -384,6 +435,58 @@ def measure(root: Path, videos: int, workdir: Path, args) -> dict:
         r["map"] = run_child("map", root, videos, cache, args, HF_DATASETS_CACHE=str(map_cache))
     shutil.rmtree(cache, ignore_errors=True)
     return r
+
+
+def measure_spans(videos: int, workdir: Path, args) -> dict:
+    """Opens of the root with spans and without, each in a fresh process (see the docstring)."""
+    plain, spans = workdir / f"videos_{videos}", ensure_spans_root(workdir, videos)
+    caches = [workdir / f"cache_spans_{videos}_{k}" for k in range(3)]
+    for cache in caches:
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir()
+    r = {"videos": videos}
+    r["plain1"] = run_child("open", plain, videos, caches[0], args)
+    r["plain2"] = run_child("open", plain, videos, caches[0], args)
+    r["spans1"] = run_child("open", spans, videos, caches[1], args)
+    r["spans2"] = run_child("open", spans, videos, caches[1], args)
+    r["inside1"] = run_child("open-spans", spans, videos, caches[1], args)
+    r["inside_cold"] = run_child("open-spans", spans, videos, caches[2], args)
+    r["inside2"] = run_child("open-spans", spans, videos, caches[1], args)
+    for cache in caches:
+        shutil.rmtree(cache, ignore_errors=True)
+    return r
+
+
+def print_spans_table(rows: list[dict]) -> None:
+    print(
+        f"\nSpans: {SPANS_PER_VIDEO} a video; each open in a fresh process; "
+        "x = over the same open of the root without spans\n"
+    )
+    columns = [
+        ("no spans: first open", "plain1", "plain1"),
+        ("no spans: reopen", "plain2", "plain2"),
+        ("spans: first open", "spans1", "plain1"),
+        ("spans: reopen", "spans2", "plain2"),
+        ('windows_in="spans": first use', "inside1", "plain2"),
+        ('windows_in="spans": empty cache', "inside_cold", "plain1"),
+        ('windows_in="spans": reopen', "inside2", "plain2"),
+    ]
+    print("| videos | " + " | ".join(c[0] for c in columns) + " |")
+    print("| ---: |" + " ---: |" * len(columns))
+    for r in rows:
+        cells = []
+        for _, key, base in columns:
+            got, ref = r.get(key), r.get(base)
+            if got is None or ref is None:
+                cells.append("failed")
+                continue
+            ratio = "" if key == base else f" ({got['open_s'] / ref['open_s']:.2f}x)"
+            cells.append(f"{got['open_s']:.3f} s{ratio}")
+        print(f"| {r['videos']:,} | " + " | ".join(cells) + " |")
+    for r in rows:
+        for key in ("inside1", "inside_cold", "inside2"):
+            if r.get(key) and r[key]["check"] != "ok":
+                print(f"{r['videos']:,} videos, {key}: {r[key]['check']}")
 
 
 def stale_check(root: Path, videos: int, workdir: Path, args) -> str:
@@ -531,6 +634,8 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="add 10M videos")
     parser.add_argument("--quick", action="store_true", help="10k and 100k only")
     parser.add_argument("--skip-map", action="store_true", help="no map-style load_dataset")
+    parser.add_argument("--spans", action="store_true", help="add the spans rows")
+    parser.add_argument("--only-spans", action="store_true", help="the spans rows alone")
     parser.add_argument("--workdir", default="/tmp/hf_lvf_bench_scale", help="roots, kept")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per measurement")
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
@@ -550,10 +655,16 @@ def main() -> None:
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    rows = []
+    rows, span_rows = [], []
     for videos in sizes:
         root = ensure_root(workdir, videos)
-        rows.append(measure(root, videos, workdir, args))
+        if not args.only_spans:
+            rows.append(measure(root, videos, workdir, args))
+        if args.spans or args.only_spans:
+            span_rows.append(measure_spans(videos, workdir, args))
+    if args.only_spans:
+        print_spans_table(span_rows)
+        return
     stale = stale_check(workdir / f"videos_{sizes[0]}", sizes[0], workdir, args)
     _log(f"done in {time.perf_counter() - started:.0f} s")
     print(
@@ -562,6 +673,8 @@ def main() -> None:
         f"{os.cpu_count()} cores, shared; one run\n"
     )
     print_table(rows)
+    if span_rows:
+        print_spans_table(span_rows)
     print(f"\n{stale}")
 
 

@@ -12,6 +12,8 @@ under the name the block uses, and says so in the table below.
 | ``clips/validation``, ``clips/test`` | roots of 3 videos of 40 frames each, the same fields |
 | ``clips_root`` | a root like ``clips/train`` |
 | ``week1_root``, ``week2_root`` | roots of 2 videos of 20 frames |
+| ``captioned/`` | a copy of ``clips/train`` whose videos 0 and 2 hold captioned ``spans`` |
+|                | (:data:`CAPTIONS`) |
 | ``videos/`` | H.264 files in class folders ``cat/`` and ``dog/`` (2 each, 12-13 frames |
 |             | of 48x64 at 30 fps) and a ``metadata.csv`` |
 | ``new_videos/`` | one more H.264 file, in ``cat/`` |
@@ -25,6 +27,7 @@ under the name the block uses, and says so in the table below.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -33,6 +36,14 @@ from hf_lvf.write.synthetic import synthetic_frames
 
 TRAIN_LENGTHS = (48, 40, 36, 5, 48, 30)
 FPS = 29.97
+#: The spans of ``captioned/``, by video: frames [start_frame, end_frame) with a caption.
+CAPTIONS = {
+    0: [
+        {"start_frame": 0, "end_frame": 20, "caption": "a square drifts right"},
+        {"start_frame": 16, "end_frame": 48, "caption": "the square turns back", "score": 0.9},
+    ],
+    2: [{"start_frame": 4, "end_frame": 30, "caption": "a slow fade", "score": 0.4}],
+}
 
 
 def _root(path: Path, lengths: tuple[int, ...], *, seed: int, prefix: str = "clip") -> None:
@@ -57,6 +68,12 @@ def build_docs_workspace(folder: Path) -> Path:
     shutil.copytree(folder / "clips" / "train", folder / "clips_root")
     _root(folder / "week1_root", (20, 20), seed=300, prefix="week1")
     _root(folder / "week2_root", (20, 20), seed=400, prefix="week2")
+    shutil.copytree(folder / "clips" / "train", folder / "captioned")
+    metadata = folder / "captioned" / "_metadata.json"
+    entries = json.loads(metadata.read_text())
+    for v, spans in CAPTIONS.items():
+        entries["videos"][v]["spans"] = spans
+    metadata.write_text(json.dumps(entries, indent=1))
     make_labelled_folder(folder / "videos", num_frames=12, size=(48, 64))
     write_video(folder / "new_videos" / "cat" / "clip_9.mp4", 14, (48, 64), seed=99)
     _importable(folder)

@@ -113,9 +113,12 @@ def _data_files_code(roots: Sequence[CardRoot], repo_id: str, revision: str) -> 
 
 
 def frames_metadata(
-    roots: Sequence[CardRoot], old: Mapping[str, Any]
+    roots: Sequence[CardRoot],
+    old: Mapping[str, Any],
+    features: Sequence[Mapping[str, Any]] = FRAME_FEATURES,
 ) -> tuple[list[dict[str, Any]], Any]:
-    """The card's ``configs`` and ``dataset_info``: each split's roots as frame rows.
+    """The card's ``configs`` and ``dataset_info``: each split's roots as frame rows (with
+    ``features``: those of a frame row, per-frame columns included).
 
     Configs and infos the user added under other names than ``default`` are kept.
     """
@@ -128,7 +131,7 @@ def frames_metadata(
         "data_files": [{"split": split, "path": files} for split, files in paths.items()],
     }
     configs = [ours, *_others(old.get("configs"))]
-    info = {"features": [dict(f) for f in FRAME_FEATURES]}
+    info = {"features": [dict(f) for f in features]}
     old_infos = _others(old.get("dataset_info"))
     if old_infos:
         return configs, [{"config_name": FRAMES_CONFIG, **info}, *old_infos]

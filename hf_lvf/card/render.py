@@ -17,6 +17,7 @@ from ..read.describe import fidelity_text, source_text
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
+from .fields import frame_row_features, inside_context
 from .load_code import _load_code, frames_metadata
 from .options import (
     _OPTIONS_KEY,
@@ -255,7 +256,8 @@ def _card_data(
         "label_field": options.label_field,
     }
     data[_OPTIONS_KEY] = {k: v for k, v in recorded.items() if v is not None}
-    data["configs"], data["dataset_info"] = frames_metadata(roots, old)
+    features = frame_row_features(roots)  # per-frame columns too: plain datasets reads them
+    data["configs"], data["dataset_info"] = frames_metadata(roots, old, features)
     data.pop("ignore_metadata_errors", None)
     return data
 
@@ -330,6 +332,7 @@ def _context(
         "label_header": label_header,
         "label_rows": label_rows,
         "other_fields": ", ".join(other),
+        **inside_context(roots),
         "quality": _common(r.layout.header.get("quality") for r in roots),
         "encoding_name": _ENCODING_NAMES.get(
             _common(r.layout.header.get("encoding", "webp") for r in roots), "WebP"

@@ -44,6 +44,12 @@ def _add_window_arguments(parser: argparse.ArgumentParser) -> None:
     add("--frame-skip", type=int, default=0, metavar="N", help="frames skipped inside one (0)")
     add("--hop-size", type=int, default=1, metavar="N", help="frames between window starts (1)")
     add("--min-video-frames", type=int, metavar="N", help="videos with fewer yield no window")
+    add(
+        "--windows-in",
+        choices=("videos", "spans"),
+        default="videos",
+        help="spans: windows inside the videos' spans (captions...), each cut as a video",
+    )
 
 
 def _add_hub_arguments(parser: argparse.ArgumentParser) -> None:

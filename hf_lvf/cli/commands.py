@@ -189,7 +189,7 @@ def _print_rows(rows: list[tuple[str, str]]) -> None:
 
 
 def _window_options(args: argparse.Namespace) -> dict:
-    names = ("window_length", "frame_skip", "hop_size", "min_video_frames")
+    names = ("window_length", "frame_skip", "hop_size", "min_video_frames", "windows_in")
     return {name: getattr(args, name) for name in names}
 
 

@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._version import __version__
-from ..layout import SAMPLE_KEYS, RootLayout, combined_fields, read_layout
+from ..layout import RootLayout, combined_fields, read_layout
 from ..location import (
     expand_data_files,
     find_roots,
@@ -59,7 +59,6 @@ from ..location import (
     store_data_files,
 )
 from ..plan.sizes import MIXED_SIZES_HINT
-from ..read.samples import EXTRA_KEYS
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig
 from .feature import WindowVideo
@@ -159,7 +158,9 @@ class HfLvf(datasets.GeneratorBasedBuilder):
     def _features(self, *, references: bool) -> datasets.Features:
         view = self._views[0]
         core = view.features
-        features = {name: core[name] for name in (*SAMPLE_KEYS, *EXTRA_KEYS) if name in core}
+        # Every key of the core's samples (with windows_in="spans" its span_idx and span fields);
+        # the metadata fields are typed below, over all roots.
+        features = {name: core[name] for name in core if name not in self._fields}
         if references:  # no roots: each reference names its own (hf_lvf.hf.root_binding)
             features["video"] = WindowVideo(
                 array=core["video"],

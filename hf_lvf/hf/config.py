@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import datasets
 
@@ -34,6 +35,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             cache generation); default: a power of two up to 64 shards a split, >= 8 each.
         clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
             video per epoch, short videos padded, frames in seconds: see ``ClipConfig``.
+        windows_in: ``"spans"``: windows inside the spans of the videos' ``_metadata.json``
+            entries, each span cut as a video of its frames; samples gain ``span_idx`` and the
+            span's fields (``caption``...). ``"videos"`` (default): windows of whole videos.
 
     Raises:
         ValueError: a value is out of range (the message names it).
@@ -49,6 +53,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     max_batch_bytes: int | None = None
     decode_scaled: bool = True
     shard_windows: int | None = None
+    windows_in: Literal["videos", "spans"] = "videos"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -68,6 +73,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             frame_skip=self.frame_skip,
             hop_size=self.hop_size,
             min_video_frames=self.min_video_frames,
+            windows_in=self.windows_in,
             **self.timing,
         )
 

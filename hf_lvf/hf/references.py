@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..layout import RootLayout, read_layout
+from ..read.spans import span_columns, span_fields
 from ..read.windows import VideoWindows
 from .feature import WindowVideo
 from .root_binding import RootStamp, stamp_of
@@ -50,6 +51,8 @@ def reference_table(
     columns.update({name: _rows_of(np.asarray(values)) for name, values in extras.items()})
     for name, dtype in view.metadata_fields.items():
         columns[name] = view.layout.field_column(name, dtype, video_idx)
+    spans = span_fields(view.layout, view.params, view.metadata_fields)  # windows_in="spans"
+    columns |= span_columns(view.layout, view.plan, idx, spans)
     return pa.Table.from_pydict({n: columns[n] for n in schema.names}).cast(schema)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -47,6 +48,9 @@ class WindowParams:
             (they yield one window from frame 0, frames past the last clamped to it).
         fps: count frames at this rate: each video read as if resampled from its own rate
             (see :mod:`hf_lvf.plan.timeline`); ``None`` counts the stored frames.
+        windows_in: ``"videos"`` (windows of whole videos, the reference reader's numbering)
+            or ``"spans"`` (windows inside the spans of ``_metadata.json``, each span cut as a
+            video of its frames would be: :mod:`hf_lvf.plan.spans`).
     """
 
     window_length: int = 1
@@ -55,6 +59,7 @@ class WindowParams:
     min_video_frames: int | None = None
     short_videos: ShortVideos = "drop"
     fps: float | None = None
+    windows_in: Literal["videos", "spans"] = "videos"
 
     def __post_init__(self) -> None:
         minimums = {"window_length": 1, "frame_skip": 0, "hop_size": 1, "min_video_frames": 0}
@@ -64,6 +69,7 @@ class WindowParams:
                 object.__setattr__(self, name, _check_int(name, value, minimum))
         object.__setattr__(self, "short_videos", check_short_videos(self.short_videos))
         object.__setattr__(self, "fps", check_fps(self.fps))
+        check_windows_in(self.windows_in, self.short_videos, self.fps)
 
     @property
     def stride(self) -> int:
@@ -203,6 +209,20 @@ def plan_windows(
     return SegmentPlan(
         params=params, windows_per_video=counts, first_window=first, timeline=timeline
     )
+
+
+def check_windows_in(windows_in: object, short_videos: str = "drop", fps: object = None) -> str:
+    """``windows_in`` as given, or a ``ValueError``: ``"videos"`` or ``"spans"``, the latter
+    without ``short_videos="pad"`` or ``fps`` (a span is cut in its stored frames)."""
+    if windows_in not in ("videos", "spans"):
+        raise ValueError(f"windows_in must be 'videos' or 'spans', got {windows_in!r}")
+    if windows_in == "spans" and (short_videos != "drop" or fps is not None):
+        option = "short_videos='pad'" if short_videos != "drop" else f"fps={fps!r}"
+        raise ValueError(
+            f"windows_in='spans' cuts spans in their stored frames and takes no {option}; "
+            "leave it unset"
+        )
+    return windows_in
 
 
 def check_frame_size(frame_size: object) -> tuple[int, int] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +24,8 @@ from ..layout import MISSING_VALUES, read_layout
 from ..location import pin_root, root_size_bytes
 from ..plan.segment_plan import WindowParams, plan_windows
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
+from .describe_fields import described_extras, description_rows
+from .spans import plan_root_spans
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20
@@ -36,6 +38,7 @@ def describe(
     frame_skip: int = 0,
     hop_size: int = 1,
     min_video_frames: int | None = None,
+    windows_in: Literal["videos", "spans"] = "videos",
     storage_options: Mapping[str, str] | None = None,
     revision: str | None = None,
     token: str | None = None,
@@ -46,6 +49,7 @@ def describe(
         root: a local folder, ``hf://datasets/org/repo[/sub]`` or an object-store URL.
         window_length, frame_skip, hop_size, min_video_frames: the window parameters of
             :class:`~hf_lvf.VideoWindows`; ``windows`` counts the windows they give.
+        windows_in: ``"spans"`` counts the windows inside the videos' spans.
         storage_options: for reading the root (object-store credentials and such).
         revision, token: for ``hf://`` roots, as for :class:`~hf_lvf.VideoWindows`.
 
@@ -66,6 +70,10 @@ def describe(
             frequent first, at most 20; with ``"name"`` from ``label_names`` for ``label``),
             "distinct"}`` (``min``/``mean``/``max`` and ``missing`` for float fields; a video
             that lacks an int or string field counts under its placeholder, -1 or ``""``);
+        - ``spans``: ``{"count", "videos", "frames_per_span", "fields", "examples_field",
+            "examples"}`` (a few captions), ``None`` when no video has spans;
+        - ``frame_fields``: per per-frame field (Lance columns beside ``bytes``) ``{"dtype",
+            "shape", "min", "mean", "max"}`` (``"examples"`` for strings): one scan of them;
         - ``encoding``, ``quality``, ``lossless``, ``fidelity`` (``{"psnr_mean",
             "psnr_min", "frames_measured", "videos_measured"}`` as a conversion measured it,
             or ``None``), ``resize``, ``crop``, ``skipped`` (inputs a conversion skipped),
@@ -88,6 +96,7 @@ def describe(
         frame_skip=frame_skip,
         hop_size=hop_size,
         min_video_frames=min_video_frames,
+        windows_in=windows_in,
     )
     uri = os.fspath(root)
     pinned_sha = None
@@ -101,7 +110,8 @@ def describe(
     problems: list[str] = []
     num_frames = layout.num_frames
     sizes = layout.frame_sizes
-    plan = plan_windows(num_frames, params)
+    spans_plan = windows_in == "spans"
+    plan = plan_root_spans(layout, params) if spans_plan else plan_windows(num_frames, params)
     with_windows = plan.windows_per_video > 0
 
     try:
@@ -153,6 +163,7 @@ def describe(
             "frame_skip": params.frame_skip,
             "hop_size": params.hop_size,
             "min_video_frames": params.min_video_frames,
+            **({"windows_in": "spans"} if spans_plan else {}),
         },
         "windows": len(plan),
         "videos_with_windows": int(with_windows.sum()),
@@ -162,6 +173,7 @@ def describe(
             "on_disk": root_size_bytes(uri, storage_options),
         },
         "fields": fields,
+        **described_extras(layout, storage_options, problems),
         "encoding": header.get("encoding"),
         "quality": header.get("quality"),
         "lossless": header.get("lossless"),
@@ -360,6 +372,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     )
     for name, field in d["fields"].items():
         rows.append((f"field {name}", _field_text(field)))
+    rows += description_rows(d)
     rows += [("problem", text) for text in d["problems"]] or [("problems", "none")]
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)

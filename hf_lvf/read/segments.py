@@ -17,6 +17,7 @@ import numpy as np
 from ..layout import RootLayout
 from ..plan.segment_plan import SegmentPlan, WindowParams, plan_windows
 from .samples import build_samples, extra_keys, sample_features
+from .spans import plan_root_spans, span_columns, span_fields, with_span_features
 
 if TYPE_CHECKING:
     import datasets
@@ -27,8 +28,11 @@ def plan_root(layout: RootLayout, params: WindowParams) -> SegmentPlan:
 
     Raises:
         LayoutError: with ``params.fps``, a video records no frame rate (the message names
-            it: its index and path).
+            it: its index and path); with ``params.windows_in="spans"``, the root holds no
+            spans or a malformed one.
     """
+    if params.windows_in == "spans":
+        return plan_root_spans(layout, params)
     return plan_windows(
         layout.num_frames,
         params,
@@ -44,19 +48,27 @@ def window_fields(
     root's own (``layout.fields``).
 
     Raises:
-        LayoutError: a field has the name of a key ``params`` add to samples.
+        LayoutError: a field has the name of a key ``params`` add to samples (or, inside
+            spans, of a span field).
     """
     fields = dict(layout.fields if fields is None else fields)
     extra_keys(params.short_videos, params.fps, fields)
+    span_fields(layout, params, fields)
     return fields
 
 
 def window_features(
-    params: WindowParams, frame_size: tuple[int, int], fields: Mapping[str, str]
+    params: WindowParams,
+    frame_size: tuple[int, int],
+    fields: Mapping[str, str],
+    layout: RootLayout | None = None,
 ) -> datasets.Features:
-    """The features of the samples of windows under ``params``, with the keys they add."""
+    """The features of the samples of windows under ``params``, with the keys they add
+    (with ``layout``, the span fields of windows inside its spans: :mod:`hf_lvf.read.spans`)."""
     extras = extra_keys(params.short_videos, params.fps, fields)
-    return sample_features(params.window_length, frame_size, fields, extras)
+    features = sample_features(params.window_length, frame_size, fields, extras)
+    spans = {} if layout is None else span_fields(layout, params, fields)
+    return with_span_features(features, fields, spans)
 
 
 def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str, Any]:
@@ -73,7 +85,12 @@ def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str,
         "frame_indices": frame_indices.tolist(),
     }
     extras = plan.sample_columns(video_idx, start)
-    return info | {name: column[0] for name, column in extras.items()}
+    spans = span_columns(layout, plan, idx, span_fields(layout, plan.params, layout.fields))
+    return (
+        info
+        | {name: column[0] for name, column in (extras | spans).items()}
+        | {name: column[0] for name, column in extras.items()}
+    )
 
 
 def window_samples(
@@ -89,6 +106,7 @@ def window_samples(
     """:func:`hf_lvf.read.samples.build_samples` of windows ``idx`` of ``layout``, with the keys
     the plan adds; ``start_frame`` counts the plan's (virtual) frames."""
     extras = plan.sample_columns(video_idx, start_frame)
+    extras |= span_columns(layout, plan, idx, span_fields(layout, plan.params, fields))
     columns = (idx, video_idx, frame_indices[:, 0], frame_indices, video)
     return build_samples(layout, fields, *columns, extras=extras)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class VideoWindows:
         frame_skip: frames skipped between two frames of a window.
         hop_size: frames between the starts of consecutive windows of a video.
         min_video_frames: videos with fewer frames yield no window.
-        short_videos, fps: short videos padded, frames counted at a rate: see ``WindowParams``.
+        short_videos, fps, windows_in: see ``WindowParams`` (padding, frame rates, span windows).
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
         crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` scales them,
@@ -90,8 +90,7 @@ class VideoWindows:
             frames above ``max_frame_pixels`` or duplicate video ids.
         HubError: the repo or revision of an ``hf://`` root is missing or not accessible.
 
-    Checks that need the Lance table (its row count and schema) run when it is
-    first opened, by the first read, in the process that reads.
+    Checks that need the Lance table (row count, schema) run at the first read, in its process.
 
     Examples:
         >>> w = VideoWindows("clips/", window_length=16, hop_size=4)  # doctest: +SKIP
@@ -119,6 +118,7 @@ class VideoWindows:
         fetch_ahead: FetchAhead | None = None,
         short_videos: str = "drop",
         fps: float | None = None,
+        windows_in: Literal["videos", "spans"] = "videos",
     ):
         params = WindowParams(
             window_length=window_length,
@@ -127,6 +127,7 @@ class VideoWindows:
             min_video_frames=min_video_frames,
             short_videos=short_videos,
             fps=fps,
+            windows_in=windows_in,
         )
         sizing = FrameSizing(
             frame_size=frame_size,
@@ -261,7 +262,7 @@ class VideoWindows:
     @property
     def features(self) -> datasets.Features:
         """The ``datasets.Features`` of a sample (missing metadata: see :attr:`metadata_fields`)."""
-        return window_features(self._params, self._out_size, self._fields)
+        return window_features(self._params, self._out_size, self._fields, self._layout)
 
     def __len__(self) -> int:
         return len(self._plan)
