@@ -149,11 +149,12 @@ class FrameReader(AheadReads):
                     f"the {name!r} column of root {uri!r} has type {kind}, expected {expected}"
                 )
         check_row_count(self._layout, ds.count_rows())
-        # Unsupported column types are refused here; unknown selected names too.
-        found = frame_fields(ds.schema, where=uri)
-        select_fields(found, self._required, uri)
-        self._fields = select_fields(found, self._selection, uri)
-        self._columns = list(FRAME_SCHEMA.names) + field_columns(self._fields)
+        if self._selection != () or self._required:  # a reader of per-frame fields:
+            # unsupported column types are refused here; unknown selected names too.
+            found = frame_fields(ds.schema, where=uri)
+            select_fields(found, self._required, uri)
+            self._fields = select_fields(found, self._selection, uri)
+            self._columns = list(FRAME_SCHEMA.names) + field_columns(self._fields)
         # Where each row lives, for error messages: (first row of each fragment, its file).
         fragments = [f.metadata for f in ds.get_fragments()]
         starts = np.cumsum([0] + [f.physical_rows for f in fragments])
