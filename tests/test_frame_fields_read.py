@@ -321,3 +321,12 @@ def test_features_leave_the_process_free_of_lance(root, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_every_frame_sampling_refuses_what_it_cannot_plan():
+    with pytest.raises(ValueError, match="hop_size must be 1, got 2"):
+        hf_lvf.WindowParams(sampling="every_frame", hop_size=2)
+    with pytest.raises(ValueError, match="windows_in='videos'"):
+        hf_lvf.WindowParams(sampling="every_frame", windows_in="spans")
+    with pytest.raises(ValueError, match="sampling must be 'windows' or 'every_frame', got 'each'"):
+        hf_lvf.WindowParams(sampling="each")
