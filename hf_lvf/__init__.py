@@ -22,6 +22,7 @@ from .hf.builder import HfLvfConfig
 from .hf.feature import WindowVideo
 from .hf.references import relocate_roots
 from .layout import MISSING_VALUES, VideoInfo, read_layout
+from .layout.frame_fields import FrameField
 from .plan.segment_plan import WindowParams
 from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
 from .publish import push_card, push_to_hub
@@ -48,6 +49,7 @@ __all__ = [
     "LVFError",
     "LayoutError",
     "FetchAhead",
+    "FrameField",
     "RootNotFoundError",
     "SkippedVideoWarning",
     "StoreError",

@@ -23,6 +23,9 @@ under the name the block uses, and says so in the table below.
 | ``shards/`` | webdataset shards ``00000.tar``, ``00001.tar`` (``webdataset.TarWriter``): 2 |
 |             | samples each, ``mp4`` + ``txt`` + ``json`` with ``clips`` and ``caption`` lists |
 | ``panda70m.csv`` | spans of ``videos/`` in Panda-70M's shape (``videoID,timestamp,caption``) |
+| ``robot/`` | a LeRobot-style root: 3 episodes of 5, 3 and 7 frames at 10 fps, with |
+|            | per-frame ``observation.state``, ``action`` (float32 x 6), ``timestamp``, |
+|            | ``done`` and ``note`` |
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def _root(path: Path, lengths: tuple[int, ...], *, seed: int, prefix: str = "cli
 
 def build_docs_workspace(folder: Path) -> Path:
     """Write the folder of the table above into ``folder`` and return it."""
+    from _field_roots import write_field_root
     from _videos import make_labelled_folder, write_video
 
     _root(folder / "clips" / "train", TRAIN_LENGTHS, seed=0)
@@ -77,6 +81,7 @@ def build_docs_workspace(folder: Path) -> Path:
     make_labelled_folder(folder / "videos", num_frames=12, size=(48, 64))
     write_video(folder / "new_videos" / "cat" / "clip_9.mp4", 14, (48, 64), seed=99)
     _importable(folder)
+    write_field_root(folder / "robot")
     return folder
 
 

@@ -52,6 +52,47 @@ def _add_window_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _offsets(kind: type) -> object:
+    def parse(text: str) -> tuple[str, list]:
+        name, sep, values = text.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError(text)
+            return name, [kind(v) for v in values.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected FIELD=OFFSET,OFFSET,... ({kind.__name__} offsets), got {text!r}"
+            ) from None
+
+    return parse
+
+
+def _add_field_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("per-frame fields and sampling (see VideoWindows)")
+    add = group.add_argument
+    add("--frame-fields", nargs="*", metavar="FIELD", help="fields to read (default: all)")
+    add(
+        "--frame-offsets",
+        type=_offsets(int),
+        action="append",
+        metavar="FIELD=0,1,..",
+        help="read FIELD at these frame offsets from the window's last frame (repeatable)",
+    )
+    add(
+        "--delta-timestamps",
+        type=_offsets(float),
+        action="append",
+        metavar="FIELD=-0.1,0,..",
+        help="the same, in seconds (LeRobot's delta_timestamps; repeatable)",
+    )
+    add(
+        "--sampling",
+        choices=("windows", "every_frame"),
+        default="windows",
+        help="every_frame: one window ending at each frame, as LeRobot samples (windows)",
+    )
+
+
 def _add_hub_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--revision", help="for hf:// roots: branch, tag or commit")
     parser.add_argument("--token", help="for hf:// roots: Hub token (default: HF_TOKEN / login)")
@@ -104,6 +145,7 @@ def _add_show_parser(sub: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--fps", type=float, help="play at this frame rate (default: the video's)")
     show.add_argument("--lossless", action="store_true", help="lossless WebP")
+    _add_field_arguments(show)
     _add_hub_arguments(show)
 
 

@@ -171,6 +171,10 @@ def _show(args: argparse.Namespace) -> int:
         revision=args.revision,
         token=args.token,
         storage_options=args.storage_options,
+        sampling=args.sampling,
+        frame_fields=args.frame_fields,
+        frame_offsets=dict(args.frame_offsets or ()) or None,
+        delta_timestamps=dict(args.delta_timestamps or ()) or None,
         **_window_options(args),
     )
     sample = save_window(windows, args.index, args.output, fps=args.fps, lossless=args.lossless)

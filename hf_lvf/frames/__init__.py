@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -24,10 +24,12 @@ import pyarrow as pa
 
 from ..errors import HubError, LayoutError, StoreError
 from ..layout import RootLayout, check_row_count
+from ..layout.frame_fields import FrameField, frame_fields
 from ..location import lance_location
 from ..location.store import secret_values
 from ..location.store_options import lance_options
-from .ahead import AheadReads, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
+from .ahead import AheadReads, Blobs, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
+from .field_reads import field_columns, read_fields, select_fields
 from .forks import _enter_lance, check_fork_safe, fork_is_unsafe  # noqa: F401  (re-exported)
 from .remote import describe_rows, patiently
 from .tables import (  # noqa: F401  (re-exported: the writers' and growers' entry points)
@@ -62,21 +64,46 @@ _Options = Mapping[str, str] | None  # storage_options, for lance and location.s
 
 class FrameReader(AheadReads):
     """Reads the ``bytes`` of Lance rows, one ``take`` per batch, and ahead (``reading_ahead``);
-    picklable (reopens lazily). An ``hf://...@rev`` root is opened as lance takes it."""
+    picklable (reopens lazily). An ``hf://...@rev`` root is opened as lance takes it.
 
-    def __init__(self, layout: RootLayout, storage_options: Mapping[str, str] | None = None):
+    ``fields``: the per-frame fields read in the same ``take`` (names; ``None``: all of the
+    root's), returned as the ``fields`` of what :meth:`read` returns (a :class:`Blobs`)."""
+
+    def __init__(
+        self,
+        layout: RootLayout,
+        storage_options: Mapping[str, str] | None = None,
+        fields: Sequence[str] | None = (),
+        required: Sequence[str] = (),
+    ):
         uri, self._storage_options = lance_location(layout.uri, lance_options(storage_options))
         self._layout = layout if uri == layout.uri else layout.with_uri(uri)
         self._ds: Any = None
         self._pid: int | None = None
         self._open_lock = threading.Lock()  # read-ahead threads may open the table first
         self._files: tuple[np.ndarray, list[str]] = (np.zeros(1, np.int64), [])
+        self._selection = None if fields is None else tuple(fields)
+        self._required = tuple(required)  # names that must be fields (read at offsets)
+        self._fields: tuple[FrameField, ...] = ()
+        self._columns: list[str] = list(FRAME_SCHEMA.names)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"layout": self._layout, "storage_options": self._storage_options}
+        return {
+            "layout": self._layout,
+            "storage_options": self._storage_options,
+            "fields": self._selection,
+            "required": self._required,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["layout"], state["storage_options"])
+        state = {"fields": (), "required": ()} | state
+        self.__init__(state["layout"], state["storage_options"], state["fields"], state["required"])
+
+    @property
+    def fields(self) -> tuple[FrameField, ...]:
+        """The per-frame fields each read returns (opens the table)."""
+        _ = self.dataset
+        return self._fields
 
     @property
     def dataset(self) -> Any:
@@ -122,6 +149,12 @@ class FrameReader(AheadReads):
                     f"the {name!r} column of root {uri!r} has type {kind}, expected {expected}"
                 )
         check_row_count(self._layout, ds.count_rows())
+        if self._selection != () or self._required:  # a reader of per-frame fields:
+            # unsupported column types are refused here; unknown selected names too.
+            found = frame_fields(ds.schema, where=uri)
+            select_fields(found, self._required, uri)
+            self._fields = select_fields(found, self._selection, uri)
+            self._columns = list(FRAME_SCHEMA.names) + field_columns(self._fields)
         # Where each row lives, for error messages: (first row of each fragment, its file).
         fragments = [f.metadata for f in ds.get_fragments()]
         starts = np.cumsum([0] + [f.physical_rows for f in fragments])
@@ -129,7 +162,7 @@ class FrameReader(AheadReads):
         self._ds, self._pid = ds, os.getpid()
         return ds
 
-    def read(self, rows: np.ndarray) -> list[bytes]:
+    def read(self, rows: np.ndarray, *, fields: bool = True) -> list[bytes]:
         """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``; rows
         that a read-ahead already fetched (see :meth:`reading_ahead`) are not read again.
 
@@ -144,13 +177,18 @@ class FrameReader(AheadReads):
         """
         if len(rows) == 0:
             return []
-        return self._read_held(np.asarray(rows, dtype=np.int64))
+        rows = np.asarray(rows, dtype=np.int64)
+        if not fields and self.fields:  # the frames alone: no field column in the take
+            return self._read_held(rows, fields=False)
+        return self._read_held(rows)
 
-    def _read_now(self, rows: np.ndarray) -> list[bytes]:
+    def _read_now(self, rows: np.ndarray, fields: bool = True) -> Blobs:
         dataset = self.dataset
+        # The frames and the selected fields: one take (fields=False: the frames alone).
+        columns = self._columns if fields else list(FRAME_SCHEMA.names)
 
         def take() -> pa.Table:
-            return dataset.take(pa.array(rows), columns=list(FRAME_SCHEMA.names))
+            return dataset.take(pa.array(rows), columns=columns)
 
         table = (
             self._patiently(take, lambda: describe_rows(rows, *self._files))
@@ -158,7 +196,8 @@ class FrameReader(AheadReads):
             else take()
         )
         self._check_rows(rows, table)
-        return table.column("bytes").to_pylist()
+        values = read_fields(table, self._fields) if fields else {}
+        return Blobs(table.column("bytes").to_pylist(), values)
 
     def _patiently(self, call: Callable[[], T], what: str | Callable[[], str]) -> T:
         revision = self._storage_options.get("hf_revision")

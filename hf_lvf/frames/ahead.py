@@ -129,25 +129,42 @@ class FetchAhead:
         return value
 
 
+class Blobs(list):
+    """The encoded frames of rows, in order, and (``fields``) their per-frame field values
+    read in the same ``take``: ``{name: array}``, first axis the rows (strings: objects)."""
+
+    def __init__(self, blobs: Iterable[bytes | None], fields: dict[str, np.ndarray] | None = None):
+        super().__init__(blobs)
+        self.fields = fields or {}
+
+
+def fields_of(blobs: Sequence[bytes | None]) -> dict[str, np.ndarray]:
+    """The field values a read returned with its blobs (none from a plain list)."""
+    return getattr(blobs, "fields", {})
+
+
 class Fetched:
-    """The encoded frames of some rows, fetched ahead."""
+    """The encoded frames of some rows, fetched ahead (and their field values)."""
 
     def __init__(self, rows: np.ndarray, blobs: Sequence[bytes | None]):
         order = np.argsort(rows, kind="stable")
         self.rows = np.asarray(rows, np.int64)[order]
         self.blobs = [blobs[i] for i in order.tolist()]
+        self.fields = {name: values[order] for name, values in fields_of(blobs).items()}
         self.nbytes = sum(len(b) for b in self.blobs if b is not None)  # null frames: 0
 
-    def lookup(self, rows: np.ndarray) -> tuple[list[bytes | None], np.ndarray]:
-        """The blobs of ``rows`` in that order (``None`` where not held), and where those are."""
+    def lookup(self, rows: np.ndarray) -> tuple[Blobs, np.ndarray]:
+        """The blobs of ``rows`` in that order (``None`` where not held), and where those are;
+        the blobs' ``fields`` hold the field values of the rows held (others: any value)."""
         if self.rows.size == 0:
-            return [None] * len(rows), np.arange(len(rows))
+            return Blobs([None] * len(rows)), np.arange(len(rows))
         pos = np.minimum(np.searchsorted(self.rows, rows), self.rows.size - 1)
         held = self.rows[pos] == rows
         found = [
             self.blobs[p] if h else None for p, h in zip(pos.tolist(), held.tolist(), strict=True)
         ]
-        return found, np.flatnonzero(~held)
+        fields = {name: values[pos] for name, values in self.fields.items()}
+        return Blobs(found, fields), np.flatnonzero(~held)
 
 
 @closed_at_exit
@@ -261,16 +278,29 @@ class AheadReads:
     #: Reads of a remote table wait on a daemon thread of their own (see the module docstring).
     is_remote: bool = False
 
-    def _read_now(self, rows: np.ndarray) -> list[bytes]:
+    def _read_now(self, rows: np.ndarray, fields: bool = True) -> list[bytes]:
         raise NotImplementedError
 
-    def _read_held(self, rows: np.ndarray) -> list[bytes]:
+    def _read_held(self, rows: np.ndarray, fields: bool = True) -> list[bytes]:
+        """The frames of ``rows`` (and, unless ``fields=False``, their fields' values)."""
+
+        def now(rows: np.ndarray) -> list[bytes]:  # a reader without fields takes one argument
+            return self._read_now(rows) if fields else self._read_now(rows, fields=False)
+
         if self._current is None:
-            return self._read_now(rows)
+            return now(rows)
         found, missing = self._current.lookup(rows)
+        if missing.size == len(rows):
+            return now(rows)
         if missing.size:
-            for k, blob in zip(missing.tolist(), self._read_now(rows[missing]), strict=True):
+            read = now(rows[missing])
+            for k, blob in zip(missing.tolist(), read, strict=True):
                 found[k] = blob
+            values = fields_of(read)
+            if fields and set(values) != set(found.fields):  # fetched with other fields
+                return now(rows)
+            for name, column in values.items():
+                found.fields[name][missing] = column
         return found  # type: ignore[return-value]  # every None was filled
 
     @contextlib.contextmanager

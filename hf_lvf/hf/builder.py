@@ -144,6 +144,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                     sizing=self.config.sizing,
                     storage_options=self._root_options or None,
                     fields=self._fields,
+                    field_spec=self.config.field_spec,
                 )
             )
         sizes = {v.frame_size for v in views}
@@ -170,6 +171,8 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 **self.config.timing,
             )
         features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
+        # The per-frame fields (and their masks), after the metadata, as in samples.
+        features.update({name: core[name] for name in core if name not in features})
         return datasets.Features(features)
 
     # --- datasets hooks -----------------------------------------------------------------
@@ -282,9 +285,9 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         """The reading view of a root in this process: opened lazily where the frames are
         read, kept so that consecutive shards of a worker reuse the frames they share."""
         params, sizing, fields = self.config.params, self.config.sizing, self._fields
-        options = self._root_options or None
+        options, spec = self._root_options or None, self.config.field_spec
         # A root that grew is another view: its metadata's identity is part of the key.
-        key = ("stream", layout.uri, layout.source.identity, params, sizing)
+        key = ("stream", layout.uri, layout.source.identity, params, sizing, repr(spec))
         key += (tuple(sorted((options or {}).items())), tuple(fields.items()))
 
         def make() -> VideoWindows:
@@ -292,7 +295,12 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 if view.layout.uri == layout.uri and view.layout.source == layout.source:
                     return view
             return VideoWindows.from_layout(
-                layout, params, sizing=sizing, storage_options=options, fields=fields
+                layout,
+                params,
+                sizing=sizing,
+                storage_options=options,
+                fields=fields,
+                field_spec=spec,
             )
 
         return process_view(key, make)
@@ -333,7 +341,7 @@ def _code_hash() -> str:
     names += ("plan/segment_plan.py", "plan/sizes.py", "plan/clips.py", "plan/timeline.py")
     names += ("read/samples.py", "read/windows.py", "read/segments.py", "layout/parse.py")
     names += ("layout/table.py", "hf/references.py", "hf/shards.py", "hf/config.py")
-    names += ("hf/root_binding.py",)
+    names += ("hf/root_binding.py", "read/field_plan.py", "plan/offsets.py", "hf/field_columns.py")
     for name in names:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import datasets
 
+from ..plan.offsets import TOLERANCE_S
 from ..plan.segment_plan import WindowParams
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
+from ..read.field_plan import FieldSpec
 from .shards import ClipConfig
 
 
@@ -38,6 +41,12 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
         windows_in: ``"spans"``: windows inside the spans of the videos' ``_metadata.json``
             entries, each span cut as a video of its frames; samples gain ``span_idx`` and the
             span's fields (``caption``...). ``"videos"`` (default): windows of whole videos.
+        sampling: ``"windows"`` or ``"every_frame"`` (LeRobot's one sample per frame, its
+            window ending there; streaming only), see :class:`hf_lvf.VideoWindows`.
+        frame_fields, frame_offsets, delta_timestamps, tolerance_s: the per-frame fields
+            samples carry (default: all of the root's; a map-style dataset's rows hold their
+            values) and those read at offsets from a window's last frame: see
+            ``VideoWindows``.
 
     Raises:
         ValueError: a value is out of range (the message names it).
@@ -54,9 +63,15 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     decode_scaled: bool = True
     shard_windows: int | None = None
     windows_in: Literal["videos", "spans"] = "videos"
+    sampling: str = "windows"
+    frame_fields: Sequence[str] | None = None
+    frame_offsets: Mapping[str, Sequence[int]] | None = None
+    delta_timestamps: Mapping[str, Sequence[float]] | None = None
+    tolerance_s: float = TOLERANCE_S
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        _ = self.field_spec  # validates the field options
         _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
         self.frame_size = self.sizing.frame_size  # validates the size options
         if self.shard_windows is not None and (
@@ -74,8 +89,26 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             hop_size=self.hop_size,
             min_video_frames=self.min_video_frames,
             windows_in=self.windows_in,
+            sampling=self.sampling,
             **self.timing,
         )
+
+    @property
+    def field_spec(self) -> FieldSpec:
+        return FieldSpec.of(
+            self.frame_fields, self.frame_offsets, self.delta_timestamps, self.tolerance_s
+        )
+
+    def check_mode(self, *, streaming: bool) -> None:
+        """Raise for what a map-style dataset's fixed rows of references cannot hold."""
+        super().check_mode(streaming=streaming)
+        if streaming:
+            return
+        if self.sampling != "windows":
+            raise ValueError(
+                f"sampling={self.sampling!r} is read with streaming=True (or through "
+                "hf_lvf.VideoWindows / to_iterable_dataset); a map-style dataset plans windows"
+            )
 
     @property
     def sizing(self) -> FrameSizing:

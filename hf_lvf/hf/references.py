@@ -23,6 +23,7 @@ from ..layout import RootLayout, read_layout
 from ..read.spans import span_columns, span_fields
 from ..read.windows import VideoWindows
 from .feature import WindowVideo
+from .field_columns import window_field_columns
 from .root_binding import RootStamp, stamp_of
 
 
@@ -53,6 +54,7 @@ def reference_table(
         columns[name] = view.layout.field_column(name, dtype, video_idx)
     spans = span_fields(view.layout, view.params, view.metadata_fields)  # windows_in="spans"
     columns |= span_columns(view.layout, view.plan, idx, spans)
+    columns.update(window_field_columns(view, video_idx, frame_indices, schema))
     return pa.Table.from_pydict({n: columns[n] for n in schema.names}).cast(schema)
 
 

@@ -43,6 +43,14 @@ class FrameField:
         column: its path in the Lance schema (``("observation", "state")``).
         dtype: the numpy dtype of its values (``"float32"``, ``"bool"``), or ``"string"``.
         shape: one frame's shape: ``()`` for a scalar, ``(6,)`` for a 6-vector.
+
+    ``VideoWindows.frame_fields`` lists those a view's samples carry.
+
+    Examples:
+        >>> schema = pa.schema([("observation", pa.struct([("state", pa.list_(pa.float32(), 6))]))])
+        >>> state = frame_fields(schema, where="robot")["observation.state"]
+        >>> state.column, state.dtype, state.shape
+        (('observation', 'state'), 'float32', (6,))
     """
 
     name: str

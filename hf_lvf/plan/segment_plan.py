@@ -17,6 +17,9 @@ import numpy as np
 
 from .timeline import ShortVideos, Timeline, check_fps, check_short_videos, make_timeline
 
+Sampling = Literal["windows", "every_frame"]
+SAMPLINGS = ("windows", "every_frame")
+
 
 def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -51,6 +54,10 @@ class WindowParams:
         windows_in: ``"videos"`` (windows of whole videos, the reference reader's numbering)
             or ``"spans"`` (windows inside the spans of ``_metadata.json``, each span cut as a
             video of its frames would be: :mod:`hf_lvf.plan.spans`).
+        sampling: ``"windows"`` (FORMAT.md's plan: windows start at ``0, hop_size, ...``) or
+            ``"every_frame"`` (LeRobot's: one sample per frame, its window ending at that frame;
+            frames before the video's first are clamped to it and marked in ``frame_is_pad``;
+            ``hop_size`` must be 1).
     """
 
     window_length: int = 1
@@ -60,6 +67,7 @@ class WindowParams:
     short_videos: ShortVideos = "drop"
     fps: float | None = None
     windows_in: Literal["videos", "spans"] = "videos"
+    sampling: Sampling = "windows"
 
     def __post_init__(self) -> None:
         minimums = {"window_length": 1, "frame_skip": 0, "hop_size": 1, "min_video_frames": 0}
@@ -70,6 +78,24 @@ class WindowParams:
         object.__setattr__(self, "short_videos", check_short_videos(self.short_videos))
         object.__setattr__(self, "fps", check_fps(self.fps))
         check_windows_in(self.windows_in, self.short_videos, self.fps)
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be 'windows' or 'every_frame', got {self.sampling!r}")
+        if self.sampling == "every_frame" and self.windows_in != "videos":
+            raise ValueError("sampling='every_frame' plans whole videos: windows_in='videos'")
+        if self.sampling == "every_frame" and self.hop_size != 1:
+            raise ValueError(
+                f"sampling='every_frame' plans one sample per frame: hop_size must be 1, "
+                f"got {self.hop_size!r}"
+            )
+
+    @property
+    def every_frame(self) -> bool:
+        return self.sampling == "every_frame"
+
+    @property
+    def pads(self) -> bool:
+        """Whether samples carry ``frame_is_pad`` (short videos padded, or every frame)."""
+        return self.short_videos == "pad" or self.every_frame
 
     @property
     def stride(self) -> int:
@@ -131,6 +157,8 @@ class SegmentPlan:
         """``(video_idx, start_frame)`` of already normalized window indices."""
         video_idx = np.searchsorted(self.first_window, indices, side="right") - 1
         start_frame = (indices - self.first_window[video_idx]) * self.params.hop_size
+        if self.params.every_frame:  # the window ends at frame (indices - first): may start < 0
+            start_frame -= self.params.span - 1
         return video_idx, start_frame
 
     def frame_indices(
@@ -139,17 +167,25 @@ class SegmentPlan:
         """``(n, window_length)`` frame numbers of windows starting at ``start_frame`` (of
         videos ``video_idx``, which a plan with a :attr:`timeline` needs)."""
         frames = start_frame[:, None] + self.params.frame_offsets[None, :]
+        if self.params.every_frame:
+            frames = np.maximum(frames, 0)
         if self.timeline is None:
             return frames
         return self.timeline.frames(video_idx, frames)[0]
 
     def sample_columns(self, video_idx: np.ndarray, start_frame: np.ndarray) -> dict:
         """The keys ``short_videos="pad"`` and ``fps`` add to samples (``frame_is_pad``,
-        ``timestamps``), each ``(n, window_length)``; empty without them."""
-        if self.timeline is None:
-            return {}
+        ``timestamps``), each ``(n, window_length)``; empty without them. With
+        ``sampling="every_frame"``, frames before a video's first are pads."""
         frames = start_frame[:, None] + self.params.frame_offsets[None, :]
-        return self.timeline.columns(video_idx, frames)
+        before = frames < 0
+        if self.timeline is None:
+            return {"frame_is_pad": before} if self.params.every_frame else {}
+        columns = self.timeline.columns(video_idx, np.maximum(frames, 0))
+        if self.params.every_frame:
+            pads = {"frame_is_pad": before | columns.pop("frame_is_pad", False)}
+            columns = pads | columns
+        return columns
 
     def rows_to_fetch(
         self, start_rows: np.ndarray, batches: Iterable[np.ndarray]
@@ -198,6 +234,11 @@ def plan_windows(
             frames, fps=params.fps, pad=pad, video_fps=video_fps, describe_video=describe_video
         )
         frames = timeline.virtual_frames
+    if params.every_frame:  # one sample per (virtual) frame of each long enough video
+        counts = np.where(frames >= max(1, params.min_video_frames or 0), frames, 0)
+        first = np.zeros(len(frames) + 1, dtype=np.int64)
+        np.cumsum(counts, out=first[1:])
+        return SegmentPlan(params, windows_per_video=counts, first_window=first, timeline=timeline)
     span = params.span
     min_frames = max(span, params.min_video_frames or 0)
     counts = np.where(frames >= min_frames, (frames - span) // params.hop_size + 1, 0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from ..decode import Decoding, start_decoding
 from ..frames import FrameReader
 from ..layout import RootLayout
 from ..plan.sizes import Crop
+from .field_rows import FieldRows, RowFields
 
 _EMPTY_ROWS = np.empty(0, np.int64)
 # Batches and strips kept for reuse: the one being decoded, the one whose windows are handed
@@ -97,6 +98,7 @@ class FrameBatches:
         # (sorted distinct rows, their frames, read-only): what the last read decoded.
         self._cache: tuple[np.ndarray, np.ndarray | None] = (_EMPTY_ROWS, None)
         self._retired: list[np.ndarray] = []
+        self._field_rows = FieldRows(reader)  # field values of the last read's rows
         self._pending: Decoding | _Both | None = None  # the strip being decoded (start_shared)
         # Reads may come from several threads at once (datasets reads shards, and decodes
         # examples, on threads of its own): they take turns with this object's state.
@@ -107,9 +109,12 @@ class FrameBatches:
         height, width = self._out_size
         return height * width * 3
 
-    def dense(self, rows: np.ndarray) -> np.ndarray:
+    def dense(
+        self, rows: np.ndarray, extra_rows: np.ndarray | None = None, *, fields: bool = True
+    ) -> tuple[np.ndarray, RowFields]:
         """The frames of ``rows`` (``(n, window_length)``) as a writable ``(n, window_length,
-        H, W, 3)`` array."""
+        H, W, 3)`` array, and the field values of ``rows`` and ``extra_rows`` (any shape),
+        read in the same take (``fields=False``: none, no field column read)."""
         height, width = self._out_size
         flat_rows = rows.reshape(-1)
         # Each distinct row is decoded once, straight into the first place the batch needs it
@@ -128,16 +133,27 @@ class FrameBatches:
             self._forget_unless_needed(unique_rows)
             owner = self._recycled(flat_rows.size * self.frame_bytes)
             out = owner[: flat_rows.size * self.frame_bytes].reshape(-1, height, width, 3)
-            self._fill(unique_rows, out, first_pos, copies).wait()
+            extra_rows = extra_rows if fields else _EMPTY_ROWS
+            decoding, values = self._fill(
+                unique_rows, out, first_pos, copies, extra_rows, fields=fields
+            )
+            decoding.wait()
             self._retire(owner)
             out = out.reshape(*rows.shape, height, width, 3)
             # A read-only copy, so the cache does not keep the whole batch alive.
             last = out[-1].copy()
             last.flags.writeable = False
             self._cache = (rows[-1].copy(), last)
-        return out
+        return out, values
 
     def start_shared(self, rows: np.ndarray) -> Callable[[], list[np.ndarray]]:
+        """:meth:`start_shared_fields` without the fields."""
+        finish = self.start_shared_fields(rows)
+        return lambda: finish()[0]
+
+    def start_shared_fields(
+        self, rows: np.ndarray, extra_rows: np.ndarray | None = None
+    ) -> Callable[[], tuple[list[np.ndarray], RowFields]]:
         """Start reading the frames of ``rows`` (``(n, window_length)``) into one strip of the
         distinct frames, decoded on the decode threads while the caller goes on (hands out
         the windows of the strip before). Returns ``finish()``, which waits for them and
@@ -151,17 +167,19 @@ class FrameBatches:
             self._forget_unless_needed(strip_rows)
             owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
             strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
-            decoding = self._fill(strip_rows, strip, np.arange(len(strip_rows)))
+            decoding, fields = self._fill(
+                strip_rows, strip, np.arange(len(strip_rows)), extra_rows=extra_rows
+            )
             self._pending, self._cache = decoding, (strip_rows, strip)
             self._retire(owner)
 
-        def finish() -> list[np.ndarray]:
+        def finish() -> tuple[list[np.ndarray], RowFields]:
             with self._lock:
                 if self._pending is decoding:
                     self.settle()
             decoding.wait()  # raises what decoding raised, whoever settled it
             strip.flags.writeable = owner.flags.writeable = False  # and so every view of them
-            return _views(strip, inverse.reshape(rows.shape))
+            return _views(strip, inverse.reshape(rows.shape)), fields
 
         return finish
 
@@ -205,30 +223,39 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None = None,
-    ) -> Decoding | _Both:
+        extra_rows: np.ndarray | None = None,
+        *,
+        fields: bool = True,
+    ) -> tuple[Decoding | _Both, RowFields]:
         """Put the frames of the sorted, distinct ``rows`` into ``out[targets]`` (and
         ``out[copies[k]]``): copied from the cache (what the previous read decoded) where it
         has them, else decoded, on the decode threads: wait for the :class:`Decoding`.
 
         The new frames' decode is queued first, behind the strip still being decoded, if any
         (so the decode threads go from one strip to the next without a pause); then that
-        strip is waited for, and its frames this read shares are copied beside the decode."""
+        strip is waited for, and its frames this read shares are copied beside the decode.
+        The frames to decode and the field values of ``rows`` and ``extra_rows`` are read in
+        one take (:class:`~hf_lvf.read.field_rows.FieldRows`)."""
         cached_rows, cached_frames = self._cache
         hit = np.zeros(len(rows), bool)
         if cached_rows.size:
             pos = np.minimum(np.searchsorted(cached_rows, rows), cached_rows.size - 1)
             hit = cached_rows[pos] == rows
-        decoding = self._decode_some(np.flatnonzero(~hit), rows, out, targets, copies)
+        misses = np.flatnonzero(~hit)
+        field_rows = rows if extra_rows is None else np.union1d(rows, extra_rows)
+        field_rows = field_rows if fields else _EMPTY_ROWS
+        blobs, fields = self._field_rows.read(rows[misses], field_rows)
+        decoding = self._decode_some(misses, rows, out, targets, copies, blobs)
         self.settle()
         hits = np.flatnonzero(hit)
         if not hits.size:
-            return decoding
+            return decoding, fields
         if self._cache[1] is not cached_frames:  # that strip failed: decode its frames here
-            return _Both(decoding, self._decode_some(hits, rows, out, targets, copies))
+            return _Both(decoding, self._decode_some(hits, rows, out, targets, copies)), fields
         for k, p in zip(hits.tolist(), pos[hits].tolist(), strict=True):
             for place in [targets[k], *(copies[k] if copies is not None else ())]:
                 out[place] = cached_frames[p]
-        return decoding
+        return decoding, fields
 
     def _decode_some(
         self,
@@ -237,12 +264,14 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None,
+        blobs: Sequence[bytes | None] | None = None,
     ) -> Decoding:
-        """Start decoding ``rows[some]`` into ``out[targets[some]]`` (and their copies)."""
+        """Start decoding ``rows[some]`` into ``out[targets[some]]`` (and their copies);
+        ``blobs``: their encoded frames, if read already."""
         if not some.size:
             return Decoding([], {})
         some_copies = None if copies is None else [copies[k] for k in some.tolist()]
-        return self._decode(rows[some], out, targets[some], some_copies)
+        return self._decode(rows[some], out, targets[some], some_copies, blobs)
 
     def _decode(
         self,
@@ -250,8 +279,10 @@ class FrameBatches:
         out: np.ndarray,
         targets: np.ndarray,
         copies: list[list[int]] | None,
+        blobs: Sequence[bytes | None] | None = None,
     ) -> Decoding:
-        blobs = self.reader.read(rows)
+        if blobs is None:
+            blobs = self.reader.read(rows)
         row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
 
         def describe(k: int) -> str:

@@ -25,7 +25,7 @@ import contextlib
 import copy
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -119,8 +119,17 @@ class _Pass:
 class OrderedReads:
     """The read-ahead of one view for batches asked for in a :class:`KnownOrder`."""
 
-    def __init__(self, reader: AheadReads, plan: SegmentPlan, start_rows: np.ndarray):
+    def __init__(
+        self,
+        reader: AheadReads,
+        plan: SegmentPlan,
+        start_rows: np.ndarray,
+        rows_to_fetch: Callable[[Iterable[np.ndarray]], Iterator[np.ndarray]] | None = None,
+    ):
+        """``rows_to_fetch``: batches -> the rows to fetch for each (default: the plan's, the
+        windows' own rows; a view with fields read at offsets adds those they reach)."""
         self.reader, self._plan, self._start_rows = reader, plan, start_rows
+        self._rows_to_fetch = rows_to_fetch
         self.order: KnownOrder | None = None
         self._orders: dict[int, np.ndarray] = {}
         self._pass: _Pass | None = None
@@ -130,7 +139,7 @@ class OrderedReads:
 
     def fresh(self) -> OrderedReads:
         """One of its own for a copy of the view (same reader, no order)."""
-        return OrderedReads(self.reader, self._plan, self._start_rows)
+        return OrderedReads(self.reader, self._plan, self._start_rows, self._rows_to_fetch)
 
     def expect(self, order: KnownOrder | None) -> None:
         with self._lock:
@@ -193,7 +202,10 @@ class OrderedReads:
 
     def _read_ahead(self, run: _Pass, options: FetchAhead) -> Iterator[Fetched]:
         batches = (run.batch(number) for number in run.numbers())
-        rows = self._plan.rows_to_fetch(self._start_rows, batches)
+        if self._rows_to_fetch is not None:
+            rows = self._rows_to_fetch(batches)
+        else:
+            rows = self._plan.rows_to_fetch(self._start_rows, batches)
         seen = self.reader.__dict__.setdefault("_ahead_seen", [0, 0])
         remote = self.reader.is_remote
         return read_ahead(

@@ -6,7 +6,7 @@ they agree on keys, order, types and the placeholders of missing metadata.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -108,4 +108,33 @@ def extra_features(window_length: int, keys: Sequence[str]) -> dict[str, Any]:
     return {key: datasets.List(datasets.Value(dtypes[key]), length=window_length) for key in keys}
 
 
-__all__ = ["EXTRA_KEYS", "build_samples", "extra_features", "extra_keys", "sample_features"]
+def field_features(
+    fields: Iterable[Any], window_length: int, offsets: Mapping[str, np.ndarray]
+) -> dict[str, Any]:
+    """The ``datasets`` features of per-frame fields (:class:`~hf_lvf.layout.frame_fields.
+    FrameField`): ``(n, *shape)`` values, ``n`` the window's frames or the field's offsets
+    (then with a ``<name>_is_pad`` bool list): a ``List`` of ``Value`` for scalars and
+    strings, ``Array2D``/``Array3D``/``Array4D`` for shaped fields."""
+    import datasets
+
+    arrays = {2: datasets.Array2D, 3: datasets.Array3D, 4: datasets.Array4D, 5: datasets.Array5D}
+    out: dict[str, Any] = {}
+    for field in fields:
+        n = offsets[field.name].shape[1] if field.name in offsets else window_length
+        if not field.shape:
+            out[field.name] = datasets.List(datasets.Value(field.dtype), length=n)
+        else:
+            out[field.name] = arrays[1 + len(field.shape)]((n, *field.shape), field.dtype)
+        if field.name in offsets:
+            out[field.name + "_is_pad"] = datasets.List(datasets.Value("bool"), length=n)
+    return out
+
+
+__all__ = [
+    "EXTRA_KEYS",
+    "field_features",
+    "build_samples",
+    "extra_features",
+    "extra_keys",
+    "sample_features",
+]

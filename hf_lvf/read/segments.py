@@ -52,7 +52,7 @@ def window_fields(
             spans, of a span field).
     """
     fields = dict(layout.fields if fields is None else fields)
-    extra_keys(params.short_videos, params.fps, fields)
+    extra_keys("pad" if params.pads else "drop", params.fps, fields)
     span_fields(layout, params, fields)
     return fields
 
@@ -65,7 +65,7 @@ def window_features(
 ) -> datasets.Features:
     """The features of the samples of windows under ``params``, with the keys they add
     (with ``layout``, the span fields of windows inside its spans: :mod:`hf_lvf.read.spans`)."""
-    extras = extra_keys(params.short_videos, params.fps, fields)
+    extras = extra_keys("pad" if params.pads else "drop", params.fps, fields)
     features = sample_features(params.window_length, frame_size, fields, extras)
     spans = {} if layout is None else span_fields(layout, params, fields)
     return with_span_features(features, fields, spans)

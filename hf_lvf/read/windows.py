@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..decode import default_decode_threads
-from ..frames import FetchAhead, FrameReader, check_fork_safe
+from ..frames import FetchAhead, FrameReader
 from ..frames.ahead import closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
@@ -28,8 +28,11 @@ from ..plan.sizes import (
     common_frame_size,
 )
 from .batches import FrameBatches, ReadAhead, plan_strips
+from .field_plan import FieldPlan, FieldSpec
+from .field_rows import NO_FIELDS, RowFields
 from .orders import GivenOrder, KnownOrder, OrderedReads
-from .segments import plan_root, segment_info, window_features, window_fields, window_samples
+from .segments import plan_root, segment_info, window_fields, window_samples
+from .window_reads import WindowReads
 
 if TYPE_CHECKING:
     import datasets
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 # What a pickled view carries, in the order of VideoWindows._setup's arguments; the layout
 # pickles as its location and metadata identity (the table stays in the cache).
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
-_PICKLED += ("fields",)
+_PICKLED += ("fields", "field_spec")
 # hf_lvf.hf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
@@ -52,7 +55,7 @@ def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) ->
     _iterable_front_end = make
 
 
-class VideoWindows:
+class VideoWindows(WindowReads):
     """Fixed-length frame windows of a lance-video-frames root, by index.
 
     Args:
@@ -62,7 +65,8 @@ class VideoWindows:
         frame_skip: frames skipped between two frames of a window.
         hop_size: frames between the starts of consecutive windows of a video.
         min_video_frames: videos with fewer frames yield no window.
-        short_videos, fps, windows_in: see ``WindowParams`` (padding, frame rates, span windows).
+        short_videos, fps, windows_in, sampling: see ``WindowParams`` (padding, frame rates,
+            span windows, one window ending at every frame as LeRobot samples).
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
         crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` scales them,
@@ -82,6 +86,11 @@ class VideoWindows:
         decode_threads: threads that decode a batch; default ``min(4, cores)``.
         fetch_ahead: how far reads in a known order (iter_samples, :meth:`expect_order`)
             fetch ahead of decoding (default 8 reads, 64 MiB of encoded frames).
+        frame_fields: the per-frame fields samples carry, each ``(window_length, *shape)``
+            in its own dtype (strings: a list); ``None`` (default): all of the root's.
+        frame_offsets, delta_timestamps: ``{field: offsets}`` read at offsets from the
+            window's last frame, in frames or seconds (LeRobot's ``delta_timestamps``,
+            ``tolerance_s``), clamped to the video, with ``<field>_is_pad``.
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
@@ -119,7 +128,13 @@ class VideoWindows:
         short_videos: str = "drop",
         fps: float | None = None,
         windows_in: Literal["videos", "spans"] = "videos",
+        sampling: str = "windows",
+        frame_fields: Sequence[str] | None = None,
+        frame_offsets: Mapping[str, Sequence[int]] | None = None,
+        delta_timestamps: Mapping[str, Sequence[float]] | None = None,
+        tolerance_s: float = 1e-4,
     ):
+        spec = FieldSpec.of(frame_fields, frame_offsets, delta_timestamps, tolerance_s)
         params = WindowParams(
             window_length=window_length,
             frame_skip=frame_skip,
@@ -128,6 +143,7 @@ class VideoWindows:
             short_videos=short_videos,
             fps=fps,
             windows_in=windows_in,
+            sampling=sampling,
         )
         sizing = FrameSizing(
             frame_size=frame_size,
@@ -147,7 +163,9 @@ class VideoWindows:
         elif revision is not None or token is not None:
             raise ValueError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
-        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead)
+        self._setup(
+            layout, params, sizing, storage_options, decode_threads, fetch_ahead, None, spec
+        )
 
     @classmethod
     def from_layout(
@@ -161,17 +179,22 @@ class VideoWindows:
         decode_threads: int | None = None,
         fetch_ahead: FetchAhead | None = None,
         fields: Mapping[str, str] | None = None,
+        field_spec: FieldSpec | None = None,
     ) -> VideoWindows:
         """A view of an already read layout (front ends read it once); ``sizing`` (all size
-        options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata."""
+        options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata;
+        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.field_plan.FieldSpec`)."""
         if sizing is not None and frame_size is not None:
             raise TypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        self._setup(layout, params, sizing, storage_options, decode_threads, fetch_ahead, fields)
+        args = (storage_options, decode_threads, fetch_ahead, fields, field_spec)
+        self._setup(layout, params, sizing, *args)
         return self
 
-    def _setup(self, layout, params, sizing, storage_options, threads, fetch, fields=None) -> None:
+    def _setup(
+        self, layout, params, sizing, storage_options, threads, fetch, fields=None, spec=None
+    ) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
         self._fetch_ahead = FetchAhead.of(fetch)
         self._layout = layout
@@ -188,6 +211,8 @@ class VideoWindows:
             )
         self._start_rows = layout.start_rows
         self._sizes = layout.frame_sizes
+        self._field_spec = spec = spec or FieldSpec()
+        self._field_plan = FieldPlan(layout, spec)
         self._fields = window_fields(layout, params, fields)
         frame_size = sizing.frame_size or common_frame_size(
             self._sizes, f"the videos of root {layout.uri!r}", self._plan.windows_per_video > 0
@@ -201,7 +226,7 @@ class VideoWindows:
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
         strip = max(_STRIP_BYTES // frame_bytes, params.span + 8)
         self._frames = FrameBatches(
-            FrameReader(layout, self._storage_options),
+            FrameReader(layout, self._storage_options, spec.read, spec.offset_keys),
             layout=layout,
             start_rows=self._start_rows,
             sizes=self._sizes,
@@ -215,7 +240,8 @@ class VideoWindows:
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
         self._read_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
-        self._ordered = OrderedReads(self._frames.reader, self._plan, self._start_rows)
+        reader, fetch_rows = self._frames.reader, self._rows_to_fetch
+        self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
@@ -262,7 +288,7 @@ class VideoWindows:
     @property
     def features(self) -> datasets.Features:
         """The ``datasets.Features`` of a sample (missing metadata: see :attr:`metadata_fields`)."""
-        return window_features(self._params, self._out_size, self._fields, self._layout)
+        return self._field_features(self.base_features)
 
     def __len__(self) -> int:
         return len(self._plan)
@@ -304,8 +330,8 @@ class VideoWindows:
         if idx.size == 0:
             return []
         with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
-            video, video_idx, start_frame, frame_indices = self._read(idx)
-        return self._samples(idx, video_idx, start_frame, frame_indices, video)
+            video, video_idx, start_frame, frame_indices, values = self._read_fields(idx)
+        return self._samples(idx, video_idx, start_frame, frame_indices, video, values=values)
 
     def expect_order(self, order: Sequence[int] | np.ndarray | KnownOrder | None) -> None:
         """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
@@ -316,11 +342,13 @@ class VideoWindows:
             order = GivenOrder(self._plan.normalize(np.asarray(order).reshape(-1)))
         self._ordered.expect(order)
 
-    def _samples(self, *columns: Any) -> list[dict[str, Any]]:
+    def _samples(self, *columns: Any, values: RowFields = NO_FIELDS) -> list[dict[str, Any]]:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
         ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
-        the map-style builder): :func:`hf_lvf.read.segments.window_samples` of this root."""
-        return window_samples(self._layout, self._plan, self._fields, *columns)
+        the map-style builder): :func:`hf_lvf.read.segments.window_samples` of this root,
+        with the per-frame fields of ``values``."""
+        samples = window_samples(self._layout, self._plan, self._fields, *columns)
+        return self._with_fields(samples, columns[1], columns[3], values)
 
     __getitems__ = take  # what torch's DataLoader calls with a batch of indices
 
@@ -356,7 +384,7 @@ class VideoWindows:
         strips, strips_to_fetch = itertools.tee(
             plan_strips(indices, lambda idx: self._rows(idx)[3], self._frames.strip_frames)
         )
-        rows = self._plan.rows_to_fetch(self._start_rows, strips_to_fetch)
+        rows = self._rows_to_fetch(strips_to_fetch)
         # The windows of a strip are handed out while the next one decodes.
         handing_out: Callable[[], list[dict[str, Any]]] | None = None
         with self._frames.reader.reading_ahead(rows, self._fetch_ahead) as next_strip:
@@ -389,32 +417,3 @@ class VideoWindows:
         if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
             raise RuntimeError("import hf_lvf to use to_iterable_dataset")
         return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards, **clips)
-
-    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(video_idx, start_frame, frame_indices, Lance rows)`` of windows ``idx``."""
-        video_idx, start_frame = self._plan.locate(idx)
-        frame_indices = self._plan.frame_indices(start_frame, video_idx)
-        rows = self._start_rows[video_idx][:, None] + frame_indices
-        return video_idx, start_frame, frame_indices, rows
-
-    def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Windows ``idx`` as one dense, writable ``(n, window_length, H, W, 3)`` array."""
-        # Before the frame cache: a forked child must fail on every read, not only on a miss.
-        check_fork_safe(self.uri)
-        video_idx, start_frame, frame_indices, rows = self._rows(idx)
-        height, width = self._out_size
-        if idx.size == 0:
-            empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
-            return empty, video_idx, start_frame, frame_indices
-        problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
-        if problem is not None:
-            raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")
-        return self._frames.dense(rows), video_idx, start_frame, frame_indices
-
-    def _take_shared(self, idx: np.ndarray) -> Callable[[], list[dict[str, Any]]]:
-        """Start reading windows ``idx`` into one strip of decoded frames; returns ``finish()``:
-        their samples, each a read-only view into the strip."""
-        check_fork_safe(self.uri)
-        video_idx, start_frame, frame_indices, rows = self._rows(idx)
-        finish = self._frames.start_shared(rows)
-        return lambda: self._samples(idx, video_idx, start_frame, frame_indices, finish())
