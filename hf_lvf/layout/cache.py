@@ -43,7 +43,7 @@ from ..location import (
     read_root_file_with_identity,
     root_file_identity,
 )
-from ..location.digests import CACHE_ENV
+from ..location.digests import CACHE_ENV  # noqa: F401  (its name, where it was)
 from .parse import decode_top_level, parse_entry, parse_metadata, raw_entries
 from .table import FieldKinds, RootLayout, VideoInfo
 
