@@ -326,7 +326,9 @@ def main() -> None:
         f"\n{videos} videos x {frames} frames, 224x224, window 16, hop 4; "
         f"{args.windows} windows per pass, median of {args.rounds} rounds; ratio Hub / local\n"
     )
-    per_window = [c for c in ("iter_samples", "iter random", "take x16", "DataLoader") if c in cases]
+    per_window = [
+        c for c in ("iter_samples", "iter random", "take x16", "DataLoader") if c in cases
+    ]
     header = ["latency", *cases, *(f"req/window {c}" for c in per_window)]
     header += ["open req", "1st window s"]
     print("| " + " | ".join(header) + " |")

@@ -217,7 +217,7 @@ def test_a_file_written_just_now_is_not_remembered(tmp_path):
     root = _root(tmp_path / "root")
     (root / "_metadata.json").write_bytes((root / "_metadata.json").read_bytes())
     data, digest = files.read_with_digest(str(root / "_metadata.json"))
-    assert digest == digests.content_digest(data)
+    assert digest.result() == digests.content_digest(data)
     assert files.remembered_digest(str(root / "_metadata.json")) is None
 
 
@@ -269,3 +269,22 @@ def test_a_table_source_of_the_older_identity_reads_or_says_open_again(tmp_path,
     _rewrite_one_label(root)
     with pytest.raises(LayoutError, match=r"open the root again"):
         source.reopen(str(root))
+
+
+def test_another_machine_maps_the_table_instead_of_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(digests, "RACY_NS", 0)  # the root's times count as old enough
+    root = _root(tmp_path / "root")
+    assert VideoWindows(root, **PARAMS)[3]["label"] == 11
+    _new_process()
+
+    def no_parse(data, where):
+        raise AssertionError(f"{where} parsed again")
+
+    with _other_device(), monkeypatch.context() as patch:
+        # Same path, size and mtime as the file hashed before: hashed first, table mapped.
+        patch.setattr(table_cache, "_parse", no_parse)
+        assert VideoWindows(root, **PARAMS)[3]["label"] == 11
+    _new_process()
+    _rewrite_one_label(root)  # the same path, size and mtime, other bytes: parsed, not mapped
+    with _other_device():
+        assert VideoWindows(root, **PARAMS)[3]["label"] == 12

@@ -40,11 +40,12 @@ from ..location import (
     cache_dir,
     join_uri,
     legacy_file_identity,
+    read_root_file_hashing,
     read_root_file_with_identity,
     root_file_identity,
 )
 from ..location.digests import CACHE_ENV  # noqa: F401  (its name, where it was)
-from .parse import decode_top_level, parse_entry, parse_metadata, raw_entries
+from .parse import Columns, decode_top_level, parse_entry, parse_metadata, raw_entries
 from .table import FieldKinds, RootLayout, VideoInfo
 
 logger = logging.getLogger(__name__)
@@ -108,9 +109,16 @@ def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -
         layout = _cached(TableSource(uri, identity, options))
         if layout is not None:
             return layout if layout.uri == uri else layout.with_uri(uri)
-    data, identity = read_root_file_with_identity(uri, METADATA_FILENAME, storage_options)
-    source = TableSource(uri, identity, options)
-    return _cached(source) or _store(source, data)
+    data, pending = read_root_file_hashing(uri, METADATA_FILENAME, storage_options)
+    if isinstance(pending, str) or pending.hinted is not None:
+        # Known now, or likely cached already (this content seen at this path, size and
+        # modification time, here or on another machine): a cached table spares the parse.
+        identity = pending if isinstance(pending, str) else pending.result()
+        source = TableSource(uri, identity, options)
+        return _cached(source) or _store(source, _parse(data, source.where))
+    parsed = _parse(data, join_uri(uri, METADATA_FILENAME))  # hashed meanwhile
+    source = TableSource(uri, pending.result(), options)
+    return _cached(source) or _store(source, parsed)
 
 
 def _path(identity: str) -> Path:
@@ -157,10 +165,15 @@ def _remember(layout: RootLayout) -> RootLayout:
     return layout
 
 
-def _store(source: TableSource, data: bytes) -> RootLayout:
-    """Parse ``data``; the table is written to the cache folder by a thread of its own while
-    this process reads from memory (:func:`wait_for_writes` and pickling wait for it)."""
-    table, header, kinds = parse_metadata(data, where=source.where)
+def _parse(data: bytes, where: str) -> Columns:
+    return parse_metadata(data, where=where)
+
+
+def _store(source: TableSource, parsed: Columns) -> RootLayout:
+    """Keep the parsed table of ``source``; it is written to the cache folder by a thread of
+    its own while this process reads from memory (:func:`wait_for_writes` and pickling wait
+    for it)."""
+    table, header, kinds = parsed
     meta = {
         "format": _FORMAT,
         "identity": source.identity,
@@ -208,7 +221,7 @@ def wait_for_writes(identity: str | None = None) -> None:
 
 def _rebuild(source: TableSource) -> RootLayout:
     """A source whose cached table is gone: read again, if its file is unchanged."""
-    return _store(source, _read_same(source))
+    return _store(source, _parse(_read_same(source), source.where))
 
 
 def _read_same(source: TableSource) -> bytes:

@@ -13,7 +13,10 @@ in this process and as a small file in the cache folder (``$HF_LVF_CACHE/digests
 later open whose ``stat`` is the same reads the digest back instead of the bytes. The
 stat state only decides whether the bytes must be hashed again; it is never the identity,
 so a state not seen before (a copy, another machine, a rewrite) costs one hash and
-gives the digest of what the file holds now. A state is remembered only once its
+gives the digest of what the file holds now. That hash runs on a thread while the file is
+parsed; only where a file at this path with this size and modification time was hashed
+before (a copy put back, another machine: likely a table is cached already) does the open
+wait for it first, to map that table instead of parsing. A state is remembered only once its
 times are :data:`RACY_NS` old, so that a rewrite within one tick of the file system's
 clock (the same times) cannot be mistaken for the file that was hashed.
 """
@@ -81,10 +84,50 @@ def remembered_digest(path: str) -> str | None:
     return digest
 
 
-def read_with_digest(path: str) -> tuple[bytes, str]:
-    """The bytes of the local file ``path`` and their digest; the digest is remembered
-    against the file's stat state when that state held for the whole read and is older
-    than :data:`RACY_NS`.
+class PendingDigest:
+    """The digest of bytes just read, computed on a thread of its own (``hashlib`` lets go
+    of the GIL, so a first open parses the file while it is hashed), then remembered
+    against the stat state they were read in (see :func:`read_with_digest`).
+
+    Attributes:
+        hinted: the digest last remembered for a file at this path with this size and
+            modification time (by any machine sharing the cache folder), if any: a
+            guess that this content has a cached table already, never taken as the
+            digest (the same size and times may hold other bytes).
+    """
+
+    def __init__(self, path: str, data: bytes, before: os.stat_result, hinted: str | None):
+        self.hinted = hinted
+        self._digest: str | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(path, data, before), name="hf_lvf-digest", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, path: str, data: bytes, before: os.stat_result) -> None:
+        digest = content_digest(data)
+        try:
+            after = os.stat(path)
+        except OSError:
+            after = None
+        key = _state(path, before)
+        if after is not None and key == _state(path, after):
+            newest = max(after.st_mtime_ns, after.st_ctime_ns)
+            if time.time_ns() - newest >= RACY_NS:
+                _remember(key, digest, store=True, hint=_hint_key(path, after))
+        self._digest = digest
+
+    def result(self) -> str:
+        """The digest (waits for the thread)."""
+        self._thread.join()
+        assert self._digest is not None
+        return self._digest
+
+
+def read_with_digest(path: str) -> tuple[bytes, PendingDigest]:
+    """The bytes of the local file ``path`` and their digest, being computed. The digest
+    is remembered against the file's stat state when that state held for the whole read
+    and is older than :data:`RACY_NS`.
 
     Raises:
         OSError: the file cannot be read (``FileNotFoundError``, ``IsADirectoryError``...).
@@ -92,16 +135,19 @@ def read_with_digest(path: str) -> tuple[bytes, str]:
     before = os.stat(path)
     with open(path, "rb") as f:
         data = f.read()
-    digest = content_digest(data)
+    return data, PendingDigest(path, data, before, _hinted(_hint_key(path, before)))
+
+
+def _hint_key(path: str, st: os.stat_result) -> str:
+    return f"hint\0{os.path.realpath(path)}\0{st.st_size}:{st.st_mtime_ns}"
+
+
+def _hinted(hint: str) -> str | None:
     try:
-        after = os.stat(path)
-    except OSError:
-        return data, digest
-    key = _state(path, before)
-    newest = max(after.st_mtime_ns, after.st_ctime_ns)
-    if key == _state(path, after) and time.time_ns() - newest >= RACY_NS:
-        _remember(key, digest, store=True)
-    return data, digest
+        stored, _, digest = _memo_path(hint).read_text().partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return digest if stored == hint and digest.startswith(DIGEST_PREFIX) else None
 
 
 def _state(path: str, st: os.stat_result) -> str:
@@ -114,13 +160,18 @@ def _memo_path(key: str) -> Path:
     return cache_dir() / "digests" / name[:2] / name
 
 
-def _remember(key: str, digest: str, *, store: bool) -> None:
+def _remember(key: str, digest: str, *, store: bool, hint: str | None = None) -> None:
     with _lock:
         _MEMO[key] = digest
         while len(_MEMO) > _MEMO_MAX:
             _MEMO.popitem(last=False)
-    if not store:
-        return
+    if store:
+        _write_memo(key, digest)
+    if hint is not None:
+        _write_memo(hint, digest)
+
+
+def _write_memo(key: str, digest: str) -> None:
     path = _memo_path(key)
     try:  # a temporary file renamed into place: readers never see a part of it
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +200,7 @@ __all__ = [
     "cache_dir",
     "content_digest",
     "forget_digests",
+    "PendingDigest",
     "read_with_digest",
     "remembered_digest",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import LayoutError, RootNotFoundError
-from .digests import content_digest, read_with_digest, remembered_digest
+from .digests import PendingDigest, content_digest, read_with_digest, remembered_digest
 from .hints import videos_hint
 from .hub import download_root, list_file_entries, read_hub_file
 from .paths import METADATA_FILENAME, is_hub_uri, parse_hub_uri
@@ -54,6 +54,20 @@ def read_root_file_with_identity(
     Raises:
         See :func:`read_root_file`; LayoutError also when the file keeps being replaced
         while it is read.
+    """
+    data, identity = read_root_file_hashing(uri, name, storage_options)
+    return data, identity if isinstance(identity, str) else identity.result()
+
+
+def read_root_file_hashing(
+    uri: str, name: str = METADATA_FILENAME, storage_options: Mapping[str, str] | None = None
+) -> tuple[bytes, str | PendingDigest]:
+    """:func:`read_root_file_with_identity`, but a local file's digest is handed back while
+    it is being computed (a :class:`~.digests.PendingDigest`), so that the caller can parse
+    the bytes meanwhile.
+
+    Raises:
+        See :func:`read_root_file_with_identity`.
     """
     path = join_uri(uri, name)
     if is_hub_uri(uri) or is_object_store_uri(uri):
@@ -134,7 +148,7 @@ def root_file_identity(
     if digest is not None or not read:
         return digest
     try:
-        return read_with_digest(path)[1]
+        return read_with_digest(path)[1].result()
     except OSError:
         return None
 
