@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from unittest import mock
@@ -288,3 +289,49 @@ def test_another_machine_maps_the_table_instead_of_parsing(tmp_path, monkeypatch
     _rewrite_one_label(root)  # the same path, size and mtime, other bytes: parsed, not mapped
     with _other_device():
         assert VideoWindows(root, **PARAMS)[3]["label"] == 12
+
+
+_SAVE_WITH_OLD_CODE = """
+import sys
+import datasets, hf_lvf
+assert hf_lvf.__file__.startswith(sys.argv[1]), hf_lvf.__file__  # the old code, not today's
+from hf_lvf.write.synthetic import write_synthetic_root
+write_synthetic_root(sys.argv[2], num_videos=2, num_frames=8, frame_size=(16, 16))
+ds = datasets.load_dataset("hf_lvf", data_dir=sys.argv[2], split="train", window_length=4,
+                           hop_size=2, cache_dir=sys.argv[4])
+ds.save_to_disk(sys.argv[3])
+"""
+# The last commit of main that identified local roots by device, inode and times.
+BY_INODE = "49bd288"
+
+
+def test_a_dataset_saved_by_the_code_before_reads_or_says_open_again(tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    repo = PROJECT_ROOT
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", BY_INODE, "hf_lvf"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+    root, saved = tmp_path / "root", tmp_path / "saved"
+    env = {**os.environ, "PYTHONPATH": str(old)}
+    subprocess.run(
+        [sys.executable, "-c", _SAVE_WITH_OLD_CODE, str(old), str(root), str(saved)]
+        + [str(tmp_path / "datasets_cache")],
+        check=True,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,  # not the checkout: `-c` puts the working directory first on the path
+    )
+    want = [v["video"] for v in VideoWindows(root, window_length=4, hop_size=2)]
+    _new_process()
+    ds = datasets.load_from_disk(str(saved))
+    got = [np.asarray(row["video"]) for row in ds]
+    assert len(got) == len(want) == 6
+    for g, w in zip(got, want, strict=True):  # the same machine, the file unchanged: reads
+        np.testing.assert_array_equal(g, w)
+    _tar_round_trip([root], tmp_path)  # its inode changed: the old identity cannot tell
+    _new_process()
+    with pytest.raises(LayoutError, match=r"changed since these references were made") as e:
+        datasets.load_from_disk(str(saved))[0]
+    assert "load_dataset" in str(e.value) and "relocate_roots" in str(e.value)
