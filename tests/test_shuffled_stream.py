@@ -170,3 +170,42 @@ def test_a_streaming_shuffle_over_the_hub_reads_its_shard_order_ahead(hub, root,
         _assert_same(got, want)  # the order datasets draws; only where the frames came from
         assert sorted(s["sample_idx"] for s in got) == list(range(len(got)))
     assert _no_fetch_threads_after(5.0)
+
+
+def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
+    # datasets' .shuffle() reads up to 10 slices of the shard order side by side: each is a
+    # pass of the same reader, and together they hold at most max_bytes ahead.
+    started: list[int] = []
+    start_fetch = ahead._start_fetch
+
+    def counted(fetch, rows, daemon):
+        started.append(int(rows[0]) // 1000)  # which pass
+        return start_fetch(fetch, rows, daemon)
+
+    monkeypatch.setattr(ahead, "_start_fetch", counted)
+
+    def fetch(rows):
+        return [b"x" * 100] * len(rows)
+
+    def batches(base: int):
+        return (base + np.arange(k * 5, k * 5 + 5) for k in range(40))
+
+    seen = [10, 1000]  # 100 bytes a row so far: a batch of 5 rows is 500 bytes
+    budget = FetchAhead(depth=8, max_bytes=1000)
+    alone = ahead.read_ahead(fetch, batches(0), budget, [10, 1000])
+    next(alone)
+    on_its_own = started.count(0)
+    assert on_its_own == 3  # the batch needed next and 1000 bytes ahead: the cap
+    alone.close()
+    del started[:]
+    a = ahead.read_ahead(fetch, batches(0), budget, seen)
+    b = ahead.read_ahead(fetch, batches(1000), budget, seen)
+    next(a)
+    next(b)
+    # b: its next batch, and one more (each pass always has one batch under way beyond it)
+    assert (started.count(0), started.count(1)) == (on_its_own, 2)
+    a.close()
+    next(b)
+    assert started.count(1) > 2  # a's share is free again
+    b.close()
+    assert seen[2] == 0
