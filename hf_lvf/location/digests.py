@@ -179,7 +179,10 @@ def _write_memo(key: str, digest: str) -> None:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(f"{key}\n{digest}")
-            os.replace(tmp, path)
+            try:
+                os.rename(tmp, path)  # replaces on POSIX; elsewhere one is there already
+            except FileExistsError:
+                Path(tmp).unlink(missing_ok=True)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

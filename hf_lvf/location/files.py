@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import LayoutError, RootNotFoundError
 from .digests import PendingDigest, content_digest, read_with_digest, remembered_digest
@@ -23,6 +24,7 @@ from .store import (
 
 logger = logging.getLogger("hf_lvf.location")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+T = TypeVar("T")
 
 
 def join_uri(uri: str, name: str) -> str:
@@ -42,7 +44,10 @@ def read_root_file(
         StoreError: an object-store root's bucket is missing or refuses the credentials,
             or the store does not answer (see :mod:`.store`).
     """
-    return read_root_file_with_identity(uri, name, storage_options)[0]
+    if "://" in uri:
+        return read_root_file_hashing(uri, name, storage_options)[0]
+    path = join_uri(uri, name)
+    return _local(uri, name, path, lambda: Path(path).read_bytes())
 
 
 def read_root_file_with_identity(
@@ -83,8 +88,13 @@ def read_root_file_hashing(
         raise LayoutError(f"{path} keeps changing while it is read")
     if "://" in uri:
         return (data := _read_remote(uri, name, path, storage_options)), content_digest(data)
+    return _local(uri, name, path, lambda: read_with_digest(path))
+
+
+def _local(uri: str, name: str, path: str, read: Callable[[], T]) -> T:
+    """``read()`` of the local file ``path``, its errors named as a root's file."""
     try:
-        return read_with_digest(path)
+        return read()
     except FileNotFoundError as err:
         raise RootNotFoundError(_not_found(uri, path, name)) from err
     except IsADirectoryError as err:
