@@ -125,7 +125,18 @@ def _cp_a_round_trip(paths: list[Path], tmp: Path) -> None:
         subprocess.run(["cp", "-a", str(tmp / f"{p.name}.bak"), str(p)], check=True)
 
 
-@pytest.mark.parametrize("copy", [_tar_round_trip, _copytree_round_trip, _cp_a_round_trip])
+def _rsync_a_round_trip(paths: list[Path], tmp: Path) -> None:
+    if shutil.which("rsync") is None:
+        pytest.skip("no rsync here")
+    for p in paths:
+        subprocess.run(["rsync", "-a", f"{p}/", f"{tmp / (p.name + '.bak')}/"], check=True)
+        _away(p)
+        subprocess.run(["rsync", "-a", f"{tmp / (p.name + '.bak')}/", f"{p}/"], check=True)
+
+
+@pytest.mark.parametrize(
+    "copy", [_tar_round_trip, _copytree_round_trip, _cp_a_round_trip, _rsync_a_round_trip]
+)
 def test_a_root_and_its_saved_dataset_copied_back_read_the_same_pixels(tmp_path, copy):
     root = _root(tmp_path / "root")
     want = _want(root)
