@@ -145,7 +145,7 @@ def test_a_root_replaced_under_a_saved_dataset_is_a_named_error(roots, tmp_path)
     for read in (lambda: saved[0], lambda: saved[0:2], lambda: next(iter(saved))):
         with pytest.raises(LayoutError, match=rf"root '{x}' changed since these references") as e:
             read()
-        assert "_metadata.json is not the file" in str(e.value)
+        assert "_metadata.json does not hold what it held" in str(e.value)
         assert "load_dataset" in str(e.value) and "relocate_roots" in str(e.value)
 
 

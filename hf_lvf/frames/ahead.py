@@ -181,7 +181,9 @@ def read_ahead(
 
     Up to ``options.depth`` batches are fetched on background threads while the caller
     works on the current one, within ``options.max_bytes``, estimated from ``seen`` (rows
-    and bytes fetched so far, updated here; pass the same list to later runs). While it
+    and bytes fetched so far, updated here; pass the same list to later runs). Passes
+    that share ``seen`` (one reader's, run side by side) share that budget too: together
+    they hold at most ``max_bytes`` ahead, beyond each one's next batch. While it
     is empty, the first batch is fetched alone, in the calling thread (so a reader opens
     its table there). ``row_batches`` is consumed lazily, as far as the read-ahead
     reaches. Closing the generator drops the fetches under way: they end on their own
@@ -197,6 +199,10 @@ def read_ahead(
     """
     batches = iter(row_batches)
     seen = [0, 0] if seen is None else seen
+    with _held_lock:
+        if len(seen) < 3:
+            seen.append(0)  # bytes every pass sharing ``seen`` holds ahead (estimated)
+    held = 0  # of which this pass's
     if options.depth == 0:
         for rows in batches:
             rows = np.asarray(rows, np.int64)
@@ -215,8 +221,11 @@ def read_ahead(
         while True:
             per_row = seen[1] / max(seen[0], 1)
             ahead = sum(n for _, n, _ in list(pending)[1:]) * per_row
+            # Other passes of the same reader (datasets' shuffle interleaves several) share
+            # the budget: together they hold at most max_bytes ahead, each its next batch.
+            others = max(0.0, seen[2] - held)
             while not exhausted and len(pending) <= options.depth:
-                if len(pending) > 1 and ahead > options.max_bytes:
+                if len(pending) > 1 and ahead + others > options.max_bytes:
                     break
                 group = []
                 while not group or (pending and _fits(group, group_rows, per_row, options)):
@@ -230,14 +239,29 @@ def read_ahead(
                 rows = group[0] if len(group) == 1 else np.unique(np.concatenate(group))
                 pending.append((_start_fetch(fetch, rows, daemon), len(rows), len(group)))
                 ahead += len(rows) * per_row
+                held = _hold(seen, held, len(rows) * per_row)
             if not pending:
                 return
-            item, _, count = pending.popleft()
+            item, size, count = pending.popleft()
+            held = _hold(seen, held, -size * per_row)
             fetched = item if isinstance(item, Fetched) else _counted(item.result(), seen)
             for _ in range(count):
                 yield fetched
     finally:
         pending.clear()  # what is under way ends on its own, its result dropped
+        _hold(seen, held, -held)
+
+
+_held_lock = threading.Lock()
+
+
+def _hold(seen: list, held: float, change: float) -> float:
+    """Count ``change`` bytes more held ahead by a pass (which held ``held``) in ``seen[2]``,
+    the total of every pass sharing ``seen``; the pass's new count."""
+    change = max(change, -held)
+    with _held_lock:
+        seen[2] = max(0.0, seen[2] + change)
+    return held + change
 
 
 def _fits(group: list[np.ndarray], group_rows: int, per_row: float, options: FetchAhead) -> bool:

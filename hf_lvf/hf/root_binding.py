@@ -3,15 +3,19 @@
 A map-style row stores no pixels, only what identifies its window (see
 :class:`hf_lvf.WindowVideo`): ``{"root", "root_id", "lance_version", "video_idx",
 "start_frame"}``. ``root`` is the root's URI; ``root_id`` a 63-bit digest of what
-identifies its ``_metadata.json`` (:func:`hf_lvf.location.root_file_identity`: the real
-path, inode, size and times of a local file; the commit of an ``hf://`` root) and of the
-Lance version that file describes, ``lance_version`` (0: none named, the latest is read).
+identifies its ``_metadata.json`` (:func:`hf_lvf.location.root_file_identity`: a digest
+of the bytes of a local file; the commit of an ``hf://`` root) and of the Lance version
+that file describes, ``lance_version`` (0: none named, the latest is read). Nothing of
+where the bytes sit (device, inode, change time) is in it: a root copied with ``cp -a``,
+``rsync -a`` or tar, restored from a backup, or mounted at the same path on another
+machine is the same root, and references into it read there.
 
 Because each row names its own root, features of datasets over different roots are
 equal, and ``cast``, ``concatenate_datasets`` or ``interleave_datasets`` can never make a
 row read another root's frames. A root is checked when a dataset first reads it (one
-``stat``, not one per row; one that only grew by appends is accepted, its earlier videos
-unchanged): one that is gone, moved, rewritten or replaced since raises a
+``stat`` and a lookup of the digest of that state, not one per row; one that only grew by
+appends is accepted, its earlier videos unchanged): one that is gone, moved, rewritten
+(even at the same size and modification time) or replaced since raises a
 :class:`~hf_lvf.errors.LayoutError` that names it, says what changed and how to re-open it.
 """
 
@@ -29,7 +33,7 @@ import pyarrow as pa
 from ..errors import LayoutError, RootNotFoundError
 from ..frames import pinned_version, referenced_data_files, version_row_count
 from ..layout import RootLayout, read_layout
-from ..location import METADATA_FILENAME, root_file_identity
+from ..location import METADATA_FILENAME, legacy_file_identity, root_file_identity
 from ..plan.segment_plan import WindowParams
 from ..plan.sizes import Crop, FrameSizing
 from ..read.windows import VideoWindows
@@ -95,8 +99,19 @@ def stamp_of(layout: RootLayout) -> RootStamp:
     if layout.source.uri != layout.uri:  # a copy: what a later check at layout.uri sees
         identity = root_file_identity(layout.uri, METADATA_FILENAME) or identity
     version = pinned_version(layout) or 0
+    return RootStamp(layout.uri, _root_id(identity, version), version)
+
+
+def _root_id(identity: str, version: int) -> int:
     digest = hashlib.blake2b(f"{identity}\0{version}".encode(), digest_size=8).digest()
-    return RootStamp(layout.uri, int.from_bytes(digest, "big") >> 1, version)
+    return int.from_bytes(digest, "big") >> 1
+
+
+def _recorded_by_older_hf_lvf(layout: RootLayout, stamp: RootStamp, now: RootStamp) -> bool:
+    """Whether ``stamp`` is what an hf_lvf that identified local files by their inode and
+    times recorded of this very file, unchanged since (the same machine, no copy)."""
+    legacy = legacy_file_identity(layout.uri)
+    return legacy is not None and _root_id(legacy, now.lance_version) == stamp.root_id
 
 
 def parse_reference(value: Mapping[str, Any]) -> tuple[RootStamp, int, int]:
@@ -133,7 +148,8 @@ def bound_layout(stamp: RootStamp) -> RootLayout:
             f"moved or deleted); {REOPEN_HINT}"
         ) from err
     now = stamp_of(layout)
-    if now.root_id != stamp.root_id and not _grown_by_appends(layout, stamp, now):
+    same = now.root_id == stamp.root_id or _recorded_by_older_hf_lvf(layout, stamp, now)
+    if not same and not _grown_by_appends(layout, stamp, now):
         if now.lance_version != stamp.lance_version:
             what = (
                 f"its Lance table is at version {now.lance_version or 'latest'} now, the "
@@ -141,8 +157,8 @@ def bound_layout(stamp: RootStamp) -> RootLayout:
             )
         else:
             what = (
-                f"its {METADATA_FILENAME} is not the file the references were made from (the root "
-                f"was rewritten, replaced or copied there since)"
+                f"its {METADATA_FILENAME} does not hold what it held when the references were "
+                f"made (the root was rewritten or replaced since)"
             )
         raise LayoutError(
             f"root {stamp.uri!r} changed since these references were made: {what}, "

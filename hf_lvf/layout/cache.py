@@ -3,8 +3,10 @@
 The columns of a video table are kept in an Arrow IPC file under the cache folder
 (``HF_LVF_CACHE``, default ``~/.cache/hf_lvf``), named after what identifies the
 content of the ``_metadata.json`` it came from (:func:`hf_lvf.location.root_file_identity`:
-the pinned commit and path of an ``hf://`` root; the inode, size and times of a local
-file, which change whenever the file is replaced; else a digest of the bytes). Opening
+the pinned commit and path of an ``hf://`` root; the size and ETag of an object-store
+file; else a digest of the bytes, remembered per stat state of a local file so that
+reopening it hashes nothing: see :mod:`hf_lvf.location.digests`). So a copy of a root,
+or the same root mounted on another machine, maps the table one of them made. Opening
 it is a memory map: every process that opens the root (DataLoader workers included)
 shares the same pages instead of holding a copy, and a pickled table carries only its
 :class:`TableSource` (location and identity).
@@ -33,13 +35,21 @@ import msgspec
 import pyarrow as pa
 
 from ..errors import LayoutError
-from ..location import METADATA_FILENAME, join_uri, read_root_file, root_file_identity
-from .parse import decode_top_level, parse_entry, parse_metadata, raw_entries
+from ..location import (
+    METADATA_FILENAME,
+    cache_dir,
+    join_uri,
+    legacy_file_identity,
+    read_root_file_hashing,
+    read_root_file_with_identity,
+    root_file_identity,
+)
+from ..location.digests import CACHE_ENV  # noqa: F401  (its name, where it was)
+from .parse import Columns, decode_top_level, parse_entry, parse_metadata, raw_entries
 from .table import FieldKinds, RootLayout, VideoInfo
 
 logger = logging.getLogger(__name__)
 
-CACHE_ENV = "HF_LVF_CACHE"
 # Bump when the table's columns or their meaning change: old files are then never read.
 _FORMAT = 1
 _META_KEY = b"hf_lvf"
@@ -49,18 +59,6 @@ _OPEN_MAX = 32
 # Cache files being written, by identity (see _store).
 _WRITES: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
-
-
-def cache_dir() -> Path:
-    """Where mapped video tables are kept: ``$HF_LVF_CACHE``, else ``~/.cache/hf_lvf``.
-
-    Deleting it is always safe: tables are made again from the roots.
-    """
-    base = os.environ.get(CACHE_ENV)
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(xdg, "hf_lvf")
-    return Path(base)
 
 
 @dataclass(frozen=True)
@@ -106,29 +104,21 @@ def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -
         LayoutError: see :func:`hf_lvf.layout.parse.parse_metadata`.
     """
     options = tuple(sorted((storage_options or {}).items()))
-    identity = root_file_identity(uri, METADATA_FILENAME, storage_options)
+    identity = root_file_identity(uri, METADATA_FILENAME, storage_options, read=False)
     if identity is not None:
         layout = _cached(TableSource(uri, identity, options))
         if layout is not None:
             return layout if layout.uri == uri else layout.with_uri(uri)
-    data, identity = _read(uri, storage_options, identity)
-    source = TableSource(uri, identity, options)
-    return _cached(source) or _store(source, data)
-
-
-def _read(
-    uri: str, storage_options: Mapping[str, str] | None, identity: str | None
-) -> tuple[bytes, str]:
-    """The file's bytes and their identity, taken so that both describe the same content."""
-    for _ in range(3):
-        data = read_root_file(uri, METADATA_FILENAME, storage_options)
-        if identity is None:
-            return data, "sha256:" + hashlib.sha256(data).hexdigest()
-        after = root_file_identity(uri, METADATA_FILENAME, storage_options)
-        if after == identity:
-            return data, identity
-        identity = after  # replaced while it was read: read the new one
-    raise LayoutError(f"{join_uri(uri, METADATA_FILENAME)} keeps changing while it is read")
+    data, pending = read_root_file_hashing(uri, METADATA_FILENAME, storage_options)
+    if isinstance(pending, str) or pending.hinted is not None:
+        # Known now, or likely cached already (this content seen at this path, size and
+        # modification time, here or on another machine): a cached table spares the parse.
+        identity = pending if isinstance(pending, str) else pending.result()
+        source = TableSource(uri, identity, options)
+        return _cached(source) or _store(source, _parse(data, source.where))
+    parsed = _parse(data, join_uri(uri, METADATA_FILENAME))  # hashed meanwhile
+    source = TableSource(uri, pending.result(), options)
+    return _cached(source) or _store(source, parsed)
 
 
 def _path(identity: str) -> Path:
@@ -175,10 +165,15 @@ def _remember(layout: RootLayout) -> RootLayout:
     return layout
 
 
-def _store(source: TableSource, data: bytes) -> RootLayout:
-    """Parse ``data``; the table is written to the cache folder by a thread of its own while
-    this process reads from memory (:func:`wait_for_writes` and pickling wait for it)."""
-    table, header, kinds = parse_metadata(data, where=source.where)
+def _parse(data: bytes, where: str) -> Columns:
+    return parse_metadata(data, where=where)
+
+
+def _store(source: TableSource, parsed: Columns) -> RootLayout:
+    """Keep the parsed table of ``source``; it is written to the cache folder by a thread of
+    its own while this process reads from memory (:func:`wait_for_writes` and pickling wait
+    for it)."""
+    table, header, kinds = parsed
     meta = {
         "format": _FORMAT,
         "identity": source.identity,
@@ -226,16 +221,20 @@ def wait_for_writes(identity: str | None = None) -> None:
 
 def _rebuild(source: TableSource) -> RootLayout:
     """A source whose cached table is gone: read again, if its file is unchanged."""
-    return _store(source, _read_same(source))
+    return _store(source, _parse(_read_same(source), source.where))
 
 
 def _read_same(source: TableSource) -> bytes:
     """The bytes of ``source``'s file, which must still be the content it was read as."""
     options = dict(source.storage_options)
-    identity = root_file_identity(source.uri, METADATA_FILENAME, options)
+    if source.identity.startswith("file:"):  # recorded by an older hf_lvf (see legacy_...)
+        if legacy_file_identity(source.uri) != source.identity:
+            raise _changed(source)
+        return read_root_file_with_identity(source.uri, METADATA_FILENAME, options)[0]
+    identity = root_file_identity(source.uri, METADATA_FILENAME, options, read=False)
     if identity is not None and identity != source.identity:
         raise _changed(source)
-    data, identity = _read(source.uri, options, identity)
+    data, identity = read_root_file_with_identity(source.uri, METADATA_FILENAME, options)
     if identity != source.identity:
         raise _changed(source)
     return data

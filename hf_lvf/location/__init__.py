@@ -13,7 +13,17 @@ for a folder without ``_metadata.json``), with a one-line message that says what
 to do; the original is chained.
 """
 
-from .files import join_uri, local_copy, read_root_file, root_file_identity, root_size_bytes
+from .digests import cache_dir, forget_digests
+from .files import (
+    join_uri,
+    legacy_file_identity,
+    local_copy,
+    read_root_file,
+    read_root_file_hashing,
+    read_root_file_with_identity,
+    root_file_identity,
+    root_size_bytes,
+)
 from .hints import VIDEO_EXTENSIONS, count_video_files, videos_hint
 from .hub import (
     LANCE_DIRS,
@@ -93,6 +103,11 @@ __all__ = [
     "read_text",
     "resolve_revision",
     "root_file_identity",
+    "read_root_file_with_identity",
+    "read_root_file_hashing",
+    "legacy_file_identity",
+    "cache_dir",
+    "forget_digests",
     "root_folders",
     "root_size_bytes",
     "roots_of_files",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import LayoutError, RootNotFoundError
+from .digests import PendingDigest, content_digest, read_with_digest, remembered_digest
 from .hints import videos_hint
 from .hub import download_root, list_file_entries, read_hub_file
 from .paths import METADATA_FILENAME, is_hub_uri, parse_hub_uri
@@ -22,6 +24,7 @@ from .store import (
 
 logger = logging.getLogger("hf_lvf.location")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+T = TypeVar("T")
 
 
 def join_uri(uri: str, name: str) -> str:
@@ -41,25 +44,57 @@ def read_root_file(
         StoreError: an object-store root's bucket is missing or refuses the credentials,
             or the store does not answer (see :mod:`.store`).
     """
-    path = join_uri(uri, name)
-    if is_hub_uri(uri):
-        return read_hub_file(path, storage_options)
-    if is_object_store_uri(uri):
-        try:
-            return read_store_file(path, storage_options)
-        except FileNotFoundError as err:
-            raise RootNotFoundError(_not_found(uri, path, name)) from err
     if "://" in uri:
-        import fsspec
+        return read_root_file_hashing(uri, name, storage_options)[0]
+    path = join_uri(uri, name)
+    return _local(uri, name, path, lambda: Path(path).read_bytes())
 
-        try:
-            with fsspec.open(path, "rb", **dict(storage_options or {})) as f:
-                return f.read()
-        except FileNotFoundError as err:
-            raise RootNotFoundError(_not_found(uri, path, name)) from err
+
+def read_root_file_with_identity(
+    uri: str, name: str = METADATA_FILENAME, storage_options: Mapping[str, str] | None = None
+) -> tuple[bytes, str]:
+    """The bytes of file ``name`` of the root at ``uri`` and the identity of those bytes (see
+    :func:`root_file_identity`), taken so that both describe the same content.
+
+    Raises:
+        See :func:`read_root_file`; LayoutError also when the file keeps being replaced
+        while it is read.
+    """
+    data, identity = read_root_file_hashing(uri, name, storage_options)
+    return data, identity if isinstance(identity, str) else identity.result()
+
+
+def read_root_file_hashing(
+    uri: str, name: str = METADATA_FILENAME, storage_options: Mapping[str, str] | None = None
+) -> tuple[bytes, str | PendingDigest]:
+    """:func:`read_root_file_with_identity`, but a local file's digest is handed back while
+    it is being computed (a :class:`~.digests.PendingDigest`), so that the caller can parse
+    the bytes meanwhile.
+
+    Raises:
+        See :func:`read_root_file_with_identity`.
+    """
+    path = join_uri(uri, name)
+    if is_hub_uri(uri) or is_object_store_uri(uri):
+        identity = root_file_identity(uri, name, storage_options)
+        for _ in range(3):
+            data = _read_remote(uri, name, path, storage_options)
+            if identity is None:
+                return data, content_digest(data)
+            after = root_file_identity(uri, name, storage_options)
+            if after == identity:
+                return data, identity
+            identity = after  # replaced while it was read: read the new one
+        raise LayoutError(f"{path} keeps changing while it is read")
+    if "://" in uri:
+        return (data := _read_remote(uri, name, path, storage_options)), content_digest(data)
+    return _local(uri, name, path, lambda: read_with_digest(path))
+
+
+def _local(uri: str, name: str, path: str, read: Callable[[], T]) -> T:
+    """``read()`` of the local file ``path``, its errors named as a root's file."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read()
     except FileNotFoundError as err:
         raise RootNotFoundError(_not_found(uri, path, name)) from err
     except IsADirectoryError as err:
@@ -68,17 +103,42 @@ def read_root_file(
         raise RootNotFoundError(_not_found(uri, path, name)) from err
 
 
+def _read_remote(
+    uri: str, name: str, path: str, storage_options: Mapping[str, str] | None
+) -> bytes:
+    if is_hub_uri(uri):
+        return read_hub_file(path, storage_options)
+    if is_object_store_uri(uri):
+        try:
+            return read_store_file(path, storage_options)
+        except FileNotFoundError as err:
+            raise RootNotFoundError(_not_found(uri, path, name)) from err
+    import fsspec
+
+    try:
+        with fsspec.open(path, "rb", **dict(storage_options or {})) as f:
+            return f.read()
+    except FileNotFoundError as err:
+        raise RootNotFoundError(_not_found(uri, path, name)) from err
+
+
 def root_file_identity(
-    uri: str, name: str = METADATA_FILENAME, storage_options: Mapping[str, str] | None = None
+    uri: str,
+    name: str = METADATA_FILENAME,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    read: bool = True,
 ) -> str | None:
-    """What identifies the content of file ``name`` of a root, without reading it; ``None``
-    where nothing cheaper than the bytes does (then a digest of them is the identity).
+    """What identifies the content of file ``name`` of a root; ``None`` where nothing
+    cheaper than reading the bytes does (then their digest is the identity, see
+    :func:`read_root_file_with_identity`).
 
     For an ``hf://`` root pinned to a commit: the repo, the commit and the path (a commit
-    never changes). For a local file: its real path, device, inode, size and modification
-    and change times, which change whenever it is written or replaced (hf_lvf replaces
-    ``_metadata.json`` by a rename, a new inode). A missing local file gives ``None``: the
-    read that follows names it.
+    never changes). For an object-store file: its path, size and ETag. For a local (or
+    mounted) file: ``sha256:<hex>`` of its bytes (:mod:`.digests`), the same for a copy
+    and on every machine that mounts it; read and hashed only when this stat state of
+    the file was not hashed before (``read=False``: ``None`` then). A missing local
+    file gives ``None``: the read that follows names it.
     """
     path = join_uri(uri, name)
     if is_hub_uri(uri):
@@ -94,6 +154,22 @@ def root_file_identity(
             return None  # the read that follows names it
     if "://" in uri:
         return None
+    digest = remembered_digest(path)
+    if digest is not None or not read:
+        return digest
+    try:
+        return read_with_digest(path)[1].result()
+    except OSError:
+        return None
+
+
+def legacy_file_identity(uri: str, name: str = METADATA_FILENAME) -> str | None:
+    """The identity hf_lvf up to 0.x gave a local file (real path, device, inode, size and
+    times): only to accept what it recorded while the file is still that one, unchanged,
+    on the machine that recorded it. ``None`` for a remote root or a missing file."""
+    if "://" in uri:
+        return None
+    path = join_uri(uri, name)
     try:
         st = os.stat(path)
     except OSError:
