@@ -4,6 +4,8 @@ first window once its own frames are decoded, before the frames of any other win
 
 from __future__ import annotations
 
+import threading
+
 import datasets
 import numpy as np
 import pytest
@@ -115,3 +117,20 @@ def test_handed_out_waits_for_the_first_strip_only():
     assert list(out) == [1, 2]
     # After the first strip, each strip starts before the one before it is handed out.
     assert log[3:] == ["read", "start 1", "read", "start 2", "finish 1", "finish 2"]
+
+
+def test_the_first_batch_of_a_read_ahead_is_handed_out_before_fetching_ahead():
+    from hf_lvf.frames.ahead import FetchAhead, read_ahead
+
+    log: list[tuple[list[int], bool]] = []
+
+    def fetch(rows):
+        log.append((rows.tolist(), threading.current_thread() is threading.main_thread()))
+        return [b"x"] * len(rows)
+
+    batches = [np.array([0, 1]), np.array([2, 3]), np.array([4])]
+    fetched = read_ahead(fetch, batches, FetchAhead(depth=2))
+    assert next(fetched).rows.tolist() == [0, 1]
+    assert log == [([0, 1], True)]  # in this thread, and nothing fetched ahead yet
+    assert [f.rows.tolist() for f in fetched] == [[2, 3], [4]]
+    assert sorted(log[1:]) == [([2, 3], False), ([4], False)]  # then ahead, on threads
