@@ -165,9 +165,7 @@ class FrameBatches:
         strip_rows, inverse = np.unique(rows, return_inverse=True)
         with self._lock:  # the strip being decoded is settled in _fill, once this one is queued
             self._forget_unless_needed(strip_rows)
-            # A strip of one window (a pass's first, handed out alone) holds only its frames.
-            frames = len(strip_rows) if len(rows) == 1 else max(len(strip_rows), self.strip_frames)
-            owner = self._recycled(frames * self.frame_bytes)
+            owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
             strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
             decoding, fields = self._fill(
                 strip_rows, strip, np.arange(len(strip_rows)), extra_rows=extra_rows
