@@ -88,10 +88,10 @@ def encode_in_order(
     """``(frame, encode(frame))`` for each frame, in the frames' order.
 
     With ``threads > 1`` the frames are encoded on that many threads while the caller's
-    thread takes the next frames from ``frames`` (decoding stays sequential): Pillow's
-    encoders release the GIL, so one video's encodes use every core (measured in
-    ``benchmarks/bench_convert.py --one-video``). At most ``2 * threads`` frames are in
-    flight, and the bytes are the same as one thread's (same encoder, one frame each).
+    thread takes the next frames from ``frames`` (decoding stays sequential): a gain where
+    the encoder releases the GIL (Pillow's JPEG encoder; not its WebP and PNG encoders,
+    measured with ``benchmarks/bench_convert.py --one-video``). At most ``2 * threads``
+    frames are in flight, and the bytes are those of one thread (same encoder, one frame each).
     ``encode`` must not keep state across frames; ``frames`` must not be changed once
     yielded. Closing the iterator early drops the frames not yet encoded and waits for
     those being encoded.
