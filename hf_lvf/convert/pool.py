@@ -61,6 +61,9 @@ class _Task:
     folder: str
     options: _FrameOptions
     checksum: str | None = None  # the file's SHA-256 if the parent already computed it
+    # Threads encoding this video's frames while it is decoded: the cores the other
+    # workers leave (encode_in_order keeps the bytes of one thread).
+    encode_threads: int = 1
     # Lance's options for a root on an object store: they travel with the task to the worker.
     storage_options: Mapping[str, str] | None = field(default=None, repr=False)
     clip: Clip | None = None  # part of the file, frames at times, per-frame values
@@ -205,8 +208,6 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
 
     encode = frame_encoder(o.codec, o.quality, o.lossless)
     meter = FidelityMeter(encode, lambda: decoder.expected_frames) if o.fidelity else None
-    if meter is not None:
-        encode = meter.encode
     try:
         checksum = task.checksum or clip_checksum(file, clip) or _sha256(file)
         batches = frame_batches(
@@ -215,6 +216,8 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
             decoder.frames(),
             encode=encode,
             on_frame=on_frame,
+            encode_threads=task.encode_threads,
+            **({} if meter is None else {"on_encoded": meter.measure}),
         )
         if on_batch is None:
             on_batch = functools.partial(
@@ -360,3 +363,14 @@ def check_workers(workers: Any, executor: Any) -> None:
         )
     if executor is not None and workers == 0:
         raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+
+
+def encode_threads(codec: str, workers: int | None, executor: Any, num_videos: int) -> int:
+    """Threads that encode each video's frames (:func:`hf_lvf.decode.encode_in_order`): for
+    JPEG, the cores the worker processes leave (all of them in this process, ``workers=0``);
+    1 for WebP and PNG, whose Pillow encoders hold the GIL (measured: two threads encode no
+    faster than one), and with an ``executor``, whose workers' cores are unknown."""
+    if codec != "jpeg" or executor is not None:
+        return 1
+    busy = 1 if workers == 0 else workers or max(1, min(_cores(), num_videos))
+    return max(1, _cores() // busy)

@@ -25,7 +25,15 @@ import numpy as np
 
 from ..errors import FrameDecodeError
 from ..plan.sizes import Crop
-from .encode import CODECS, DEFAULT_QUALITY, Codec, check_codec, encode_frame, encode_webp
+from .encode import (
+    CODECS,
+    DEFAULT_QUALITY,
+    Codec,
+    check_codec,
+    encode_frame,
+    encode_in_order,
+    encode_webp,
+)
 from .headers import KNOWN_FORMATS, FrameHeader, frame_format, read_header, webp_canvas_size
 from .pixels import CODEC_ERRORS, dct_scale, decode_into, decode_resized, format_name
 
@@ -197,6 +205,7 @@ __all__ = [
     "decode_frame",
     "default_decode_threads",
     "encode_frame",
+    "encode_in_order",
     "encode_webp",
     "frame_format",
     "read_header",

@@ -6,7 +6,10 @@ JPEG encoder libjpeg-turbo's, its PNG encoder zlib's.
 
 from __future__ import annotations
 
+import collections
 import io
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -71,3 +74,43 @@ def encode_frame(
 def encode_webp(frame: np.ndarray, *, quality: int) -> bytes:
     """Encode one ``(H, W, 3)`` uint8 RGB frame as lossy WebP."""
     return encode_frame(frame, codec="webp", quality=quality)
+
+
+IN_FLIGHT_PER_THREAD = 2
+"""Frames handed to each encode thread ahead of the one the caller waits for: with two, a
+thread never idles while the caller takes a finished frame, and memory stays
+``2 * threads`` frames whatever the video's length."""
+
+
+def encode_in_order(
+    frames: Iterable[np.ndarray], encode: Callable[[np.ndarray], bytes], *, threads: int = 1
+) -> Iterator[tuple[np.ndarray, bytes]]:
+    """``(frame, encode(frame))`` for each frame, in the frames' order.
+
+    With ``threads > 1`` the frames are encoded on that many threads while the caller's
+    thread takes the next frames from ``frames`` (decoding stays sequential): a gain where
+    the encoder releases the GIL (Pillow's JPEG encoder; not its WebP and PNG encoders,
+    measured with ``benchmarks/bench_convert.py --one-video``). At most ``2 * threads``
+    frames are in flight, and the bytes are those of one thread (same encoder, one frame each).
+    ``encode`` must not keep state across frames; ``frames`` must not be changed once
+    yielded. Closing the iterator early drops the frames not yet encoded and waits for
+    those being encoded.
+    """
+    if threads <= 1:
+        for frame in frames:
+            yield frame, encode(frame)
+        return
+    in_flight: collections.deque[tuple[np.ndarray, Future[bytes]]] = collections.deque()
+    with ThreadPoolExecutor(threads, thread_name_prefix="hf_lvf-encode") as pool:
+        try:
+            for frame in frames:
+                if len(in_flight) == IN_FLIGHT_PER_THREAD * threads:
+                    done, future = in_flight.popleft()
+                    yield done, future.result()
+                in_flight.append((frame, pool.submit(encode, frame)))
+            while in_flight:
+                done, future = in_flight.popleft()
+                yield done, future.result()
+        finally:
+            for _, future in in_flight:
+                future.cancel()

@@ -185,9 +185,10 @@ def read_ahead(
     that share ``seen`` (one reader's, run side by side) share that budget too: together
     they hold at most ``max_bytes`` ahead, beyond each one's next batch. While it
     is empty, the first batch is fetched alone, in the calling thread (so a reader opens
-    its table there). ``row_batches`` is consumed lazily, as far as the read-ahead
-    reaches. Closing the generator drops the fetches under way: they end on their own
-    (bounded by the reader's timeouts) and so do their threads, one per fetch, named
+    its table there), and handed out before the fetches ahead start. ``row_batches`` is
+    consumed lazily, as far as the read-ahead reaches. Closing the generator drops the
+    fetches under way: they end on their own (bounded by the reader's timeouts) and so do
+    their threads, one per fetch, named
     ``hf_lvf-fetch``; ``daemon=True`` makes them daemon threads, which the exit of the
     interpreter does not wait for. With ``group_rows``, each fetch but that of the batch
     needed next takes following batches (up to 8) until it holds that many rows: one
@@ -210,12 +211,12 @@ def read_ahead(
         return
     # The batches to hand out next, then those fetched ahead: (done or a Future, rows, batches).
     pending: deque[tuple[Fetched | Future[Fetched], int, int]] = deque()
-    if not seen[0]:
+    if not seen[0]:  # handed out before any fetch ahead starts: nothing competes with its decode
         first = next(batches, None)
         if first is None:
             return
         first = np.asarray(first, np.int64)
-        pending.append((_counted(Fetched(first, fetch(first)), seen), first.size, 1))
+        yield _counted(Fetched(first, fetch(first)), seen)
     exhausted = False
     try:
         while True:

@@ -325,15 +325,18 @@ class _Both:
 def plan_strips(
     indices: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], strip_frames: int
 ) -> Iterator[np.ndarray]:
-    """``indices`` (windows in the order read) cut into the runs read as one strip each: as
-    many following windows as hold at most ``strip_frames`` distinct frames (one at least).
+    """``indices`` (windows in the order read) cut into the runs read as one strip each: the
+    first window alone (see :func:`hf_lvf.read.strips.handed_out`), then as many following
+    windows as hold at most ``strip_frames`` distinct frames (one at least).
 
     Args:
         rows_of: ``windows -> (len(windows), window_length)`` their Lance rows.
     """
     # Windows looked at for one strip: each adds a frame at least, unless it repeats one.
     candidates = max(1, min(_MAX_STRIP_WINDOWS, strip_frames))
-    lo = 0
+    if len(indices):  # the first window alone: handed out once its own frames are decoded
+        yield indices[:1]
+    lo = 1
     while lo < len(indices):
         rows = rows_of(indices[lo : lo + candidates])
         _, first = np.unique(rows.reshape(-1), return_index=True)

@@ -32,6 +32,7 @@ from .field_plan import FieldPlan, FieldSpec
 from .field_rows import NO_FIELDS, RowFields
 from .orders import GivenOrder, KnownOrder, OrderedReads
 from .segments import plan_root, segment_info, window_fields, window_samples
+from .strips import handed_out
 from .window_reads import WindowReads
 
 if TYPE_CHECKING:
@@ -369,7 +370,8 @@ class VideoWindows(WindowReads):
         (``hop_size`` < span) are read together, each distinct frame decoded once, the
         new frames of all of them on all decode threads at once, also across reads.
         The frames of the coming reads are fetched while one decodes (``fetch_ahead``),
-        and the next read decodes while the windows of one are handed out.
+        and the next read decodes while the windows of one are handed out. The first
+        window is read alone, handed out as soon as its own frames are decoded.
 
         The ``video`` arrays yielded here are **read-only** and may share memory:
         a window is a view into the strip of decoded frames it was read with,
@@ -385,16 +387,9 @@ class VideoWindows(WindowReads):
             plan_strips(indices, lambda idx: self._rows(idx)[3], self._frames.strip_frames)
         )
         rows = self._rows_to_fetch(strips_to_fetch)
-        # The windows of a strip are handed out while the next one decodes.
-        handing_out: Callable[[], list[dict[str, Any]]] | None = None
         with self._frames.reader.reading_ahead(rows, self._fetch_ahead) as next_strip:
-            try:
-                for idx in strips:
-                    next_strip()  # no yield before this strip's read: it reads what was fetched
-                    decoding = self._take_shared(idx)
-                    yield from handing_out() if handing_out is not None else ()
-                    handing_out = decoding
-                yield from handing_out() if handing_out is not None else ()
+            try:  # next_strip() right before each strip's read: it reads what was fetched
+                yield from handed_out(strips, self._take_shared, before_read=next_strip)
             finally:
                 self._frames.settle()  # a pass left early: its decode ends with it
 

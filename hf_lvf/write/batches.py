@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..decode import encode_in_order
 from ..frames import FRAME_SCHEMA
 from ..layout import VideoInfo
 from .videos import VideoChecks, VideoInput, check_spans
@@ -43,6 +44,8 @@ def frame_batches(
     on_frame: Callable[[tuple[int, int]], None],
     columns: Mapping[str, pa.Array] | None = None,
     schema: pa.Schema = FRAME_SCHEMA,
+    encode_threads: int = 1,
+    on_encoded: Callable[[np.ndarray, bytes], None] = lambda frame, blob: None,
 ) -> Iterator[pa.RecordBatch]:
     """Encode one video's frames into record batches of ``schema``, streaming.
 
@@ -50,7 +53,8 @@ def frame_batches(
     caller can count frames and learn the size without holding any. ``columns``: the
     video's per-frame fields, the top-level Arrow columns of ``schema`` after the frame
     columns (:func:`hf_lvf.layout.frame_fields.frame_columns`), one value per frame: each
-    batch carries the values of its frames.
+    batch carries the values of its frames. ``on_encoded(frame, blob)`` sees each frame once
+    encoded, in order; ``encode_threads``: see :func:`hf_lvf.decode.encode_in_order`.
 
     Raises:
         ValueError: a bad frame, or (with ``columns``) more or fewer frames than values.
@@ -63,7 +67,6 @@ def frame_batches(
         )
     values = [columns[name] for name in names] if columns else []
     limit = len(values[0]) if values else None
-    size: tuple[int, int] | None = None
     blobs: list[bytes] = []
     first = 0
     try:
@@ -72,16 +75,10 @@ def frame_batches(
         raise TypeError(
             f"frames of video {key!r} must be an iterable of arrays, got {type(frames).__name__}"
         ) from err
-    for frame_idx, frame in enumerate(frames):
-        if frame_idx == limit:
-            raise ValueError(
-                f"video {key!r} has more frames than the {limit} values of each of its per-frame "
-                "fields: one value per frame"
-            )
-        array = check_frame(frame, key, frame_idx, size)
-        size = array.shape[:2]
-        blobs.append(encode(np.ascontiguousarray(array)))
-        on_frame(size)
+    checked = _checked(frames, key, on_frame, limit)
+    for frame, blob in encode_in_order(checked, encode, threads=encode_threads):
+        on_encoded(frame, blob)
+        blobs.append(blob)
         if len(blobs) == _ROWS_PER_BATCH:
             yield _batch(video_id, first, blobs, values, schema)
             first += len(blobs)
@@ -93,6 +90,23 @@ def frame_batches(
             f"video {key!r} has {first + len(blobs)} frames but {limit} values in each of its "
             "per-frame fields: one value per frame"
         )
+
+
+def _checked(
+    frames: Iterator[Any], key: str, on_frame: Callable, limit: int | None
+) -> Iterator[np.ndarray]:
+    """Each frame checked (and counted by ``on_frame``) as it is taken for encoding."""
+    size: tuple[int, int] | None = None
+    for frame_idx, frame in enumerate(frames):
+        if frame_idx == limit:
+            raise ValueError(
+                f"video {key!r} has more frames than the {limit} values of each of its per-frame "
+                "fields: one value per frame"
+            )
+        array = check_frame(frame, key, frame_idx, size)
+        size = array.shape[:2]
+        on_frame(size)
+        yield np.ascontiguousarray(array)
 
 
 def _batch(
