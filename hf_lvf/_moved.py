@@ -4,7 +4,9 @@ Pickles name a class by its module: a view, a feature or a builder config pickle
 hf_lvf 0.1 before the move names ``hf_lvf.windows``, ``hf_lvf._feature``, ``hf_lvf.sizes``,
 and so may a user's import. Each old path imports as a thin module that hands out the
 names of the module's new home, so those pickles load and those imports keep working.
-It imports nothing of hf_lvf until an old path is asked for.
+It imports nothing of hf_lvf until an old path is asked for. ``hf_lvf.describe`` is not
+among them: importing a module of that name would set ``hf_lvf.describe``, the public
+function, to the module (nothing pickled names that module: it returns plain dicts).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ MOVED = {
     "hf_lvf.batches": "hf_lvf.read.batches",
     "hf_lvf.orders": "hf_lvf.read.orders",
     "hf_lvf.windows": "hf_lvf.read.windows",
-    "hf_lvf.describe": "hf_lvf.read.describe",
     "hf_lvf.show": "hf_lvf.read.show",
     "hf_lvf._datasets": "hf_lvf.hf.internals",
     "hf_lvf._combining": "hf_lvf.hf.combining",

@@ -210,10 +210,14 @@ def test_old_module_paths_still_import():
     # Pickles made before the packages by layer name these paths (tests/test_compat.py).
     import importlib
 
+    import hf_lvf
     from hf_lvf._moved import MOVED
 
+    api = {name: getattr(hf_lvf, name) for name in hf_lvf.__all__}
     for old, new in MOVED.items():
         assert not (PACKAGE / (old.split(".", 1)[1] + ".py")).exists(), old
         moved, home = importlib.import_module(old), importlib.import_module(new)
         public = [n for n in vars(home) if not n.startswith("__")]
         assert public and all(getattr(moved, n) is getattr(home, n) for n in public), old
+    # Importing an old path sets hf_lvf.<leaf>: never over a public name.
+    assert {name: getattr(hf_lvf, name) for name in hf_lvf.__all__} == api

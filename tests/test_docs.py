@@ -282,6 +282,7 @@ def test_site_builds_strict_and_internal_links_resolve(tmp_path: Path) -> None:
 # own on the web, so a link to one (a docs site, a source URL) fails here.
 _LINKED_SITES = {
     "127.0.0.1",
+    "docs.ray.io",
     "jcristharif.com",
     "lancedb.github.io",
     "pypi.org",

@@ -113,8 +113,11 @@ class PendingDigest:
         key = _state(path, before)
         if after is not None and key == _state(path, after):
             newest = max(after.st_mtime_ns, after.st_ctime_ns)
+            hint = _hint_key(path, after)
             if time.time_ns() - newest >= RACY_NS:
-                _remember(key, digest, store=True, hint=_hint_key(path, after))
+                _remember(key, digest, store=True, hint=hint)
+            else:  # too new to trust its stat state; a hint is checked by the digest anyway
+                _write_memo(hint, digest)
         self._digest = digest
 
     def result(self) -> str:
