@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 from ..frames.facts import table_facts
 from ..layout import MISSING_VALUES, read_layout
 from ..location import pin_root, root_size_bytes
@@ -104,7 +104,7 @@ def describe(
         pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
         uri, storage_options, pinned_sha = pinned.uri, pinned.storage_options, pinned.sha
     elif revision is not None or token is not None:
-        raise ValueError(f"revision= and token= apply to hf:// roots only, got root {uri!r}")
+        raise ParameterError(f"revision= and token= apply to hf:// roots only, got root {uri!r}")
     layout = read_layout(uri, storage_options=storage_options)
     header = layout.header
     problems: list[str] = []
@@ -318,10 +318,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     per = d["frames_per_video"]
     rows += [
         ("videos", f"{d['videos']:,}"),
-        (
-            "frames",
-            f"{d['frames']:,} ({per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f})",
-        ),
+        ("frames", f"{d['frames']:,} ({_frames_a_video(per)})"),
         (
             "frame sizes (HxW)",
             _listed((f"{s['height']}x{s['width']}", s["videos"]) for s in d["frame_sizes"]),
@@ -333,8 +330,8 @@ def format_description(described: Mapping[str, Any]) -> str:
         rows.append(
             (
                 "duration",
-                f"{_seconds(duration['seconds'])} ({duration['videos']:,} videos with an fps; "
-                f"{_seconds(duration['min_seconds'])} to {_seconds(duration['max_seconds'])} "
+                f"{_seconds(duration['seconds'])} ({_count(duration['videos'], 'video')} with an "
+                f"fps; {_span(duration['min_seconds'], duration['max_seconds'], _seconds)} "
                 "a video)",
             )
         )
@@ -345,7 +342,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     rows.append(
         (
             "windows",
-            f"{d['windows']:,} ({params}; from {d['videos_with_windows']:,} videos)",
+            f"{d['windows']:,} ({params}; from {_count(d['videos_with_windows'], 'video')})",
         )
     )
     size = d["bytes"]
@@ -382,8 +379,10 @@ def _field_text(field: Mapping[str, Any]) -> str:
     if field["dtype"] == "float64":
         if field["min"] is None:
             return "float64, no values"
-        text = f"float64, {field['min']:g} to {field['max']:g} (mean {field['mean']:g})"
-        return text + (f", missing in {field['missing']:,} videos" if field["missing"] else "")
+        text = f"float64, {_span(field['min'], field['max'], lambda v: f'{v:g}')}"
+        text += f" (mean {field['mean']:g})" if field["min"] != field["max"] else ""
+        missing = field["missing"]
+        return text + (f", missing in {_count(missing, 'video')}" if missing else "")
     shown = _listed(
         (
             f"{item['value']!r}" + (f" ({item['name']})" if "name" in item else ""),
@@ -393,6 +392,22 @@ def _field_text(field: Mapping[str, Any]) -> str:
     )
     more = field["distinct"] - len(field["values"])
     return f"{field['dtype']}, " + shown + (f", {more:,} more values" if more > 0 else "")
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 video"``, ``"1,200 videos"``."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def _span(low: Any, high: Any, show: Any) -> str:
+    """``"low to high"``, or one value when they are equal."""
+    return show(low) if low == high else f"{show(low)} to {show(high)}"
+
+
+def _frames_a_video(per: Mapping[str, Any]) -> str:
+    if per["min"] == per["max"]:
+        return f"{per['min']:,} frames a video"
+    return f"{per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f}"
 
 
 def _listed(items: Any) -> str:
