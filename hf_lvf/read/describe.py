@@ -26,6 +26,7 @@ from ..plan.segment_plan import WindowParams, plan_windows
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
 from .describe_fields import described_extras, description_rows
 from .spans import plan_root_spans
+from .wording import count_of, frames_a_video, value_range
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20
@@ -318,7 +319,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     per = d["frames_per_video"]
     rows += [
         ("videos", f"{d['videos']:,}"),
-        ("frames", f"{d['frames']:,} ({_frames_a_video(per)})"),
+        ("frames", f"{d['frames']:,} ({frames_a_video(per)})"),
         (
             "frame sizes (HxW)",
             _listed((f"{s['height']}x{s['width']}", s["videos"]) for s in d["frame_sizes"]),
@@ -330,8 +331,8 @@ def format_description(described: Mapping[str, Any]) -> str:
         rows.append(
             (
                 "duration",
-                f"{_seconds(duration['seconds'])} ({_count(duration['videos'], 'video')} with an "
-                f"fps; {_span(duration['min_seconds'], duration['max_seconds'], _seconds)} "
+                f"{_seconds(duration['seconds'])} ({count_of(duration['videos'], 'video')} with an "
+                f"fps; {value_range(duration['min_seconds'], duration['max_seconds'], _seconds)} "
                 "a video)",
             )
         )
@@ -342,7 +343,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     rows.append(
         (
             "windows",
-            f"{d['windows']:,} ({params}; from {_count(d['videos_with_windows'], 'video')})",
+            f"{d['windows']:,} ({params}; from {count_of(d['videos_with_windows'], 'video')})",
         )
     )
     size = d["bytes"]
@@ -379,10 +380,10 @@ def _field_text(field: Mapping[str, Any]) -> str:
     if field["dtype"] == "float64":
         if field["min"] is None:
             return "float64, no values"
-        text = f"float64, {_span(field['min'], field['max'], lambda v: f'{v:g}')}"
+        text = f"float64, {value_range(field['min'], field['max'], lambda v: f'{v:g}')}"
         text += f" (mean {field['mean']:g})" if field["min"] != field["max"] else ""
         missing = field["missing"]
-        return text + (f", missing in {_count(missing, 'video')}" if missing else "")
+        return text + (f", missing in {count_of(missing, 'video')}" if missing else "")
     shown = _listed(
         (
             f"{item['value']!r}" + (f" ({item['name']})" if "name" in item else ""),
@@ -392,22 +393,6 @@ def _field_text(field: Mapping[str, Any]) -> str:
     )
     more = field["distinct"] - len(field["values"])
     return f"{field['dtype']}, " + shown + (f", {more:,} more values" if more > 0 else "")
-
-
-def _count(n: int, noun: str) -> str:
-    """``"1 video"``, ``"1,200 videos"``."""
-    return f"{n:,} {noun}{'s' * (n != 1)}"
-
-
-def _span(low: Any, high: Any, show: Any) -> str:
-    """``"low to high"``, or one value when they are equal."""
-    return show(low) if low == high else f"{show(low)} to {show(high)}"
-
-
-def _frames_a_video(per: Mapping[str, Any]) -> str:
-    if per["min"] == per["max"]:
-        return f"{per['min']:,} frames a video"
-    return f"{per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f}"
 
 
 def _listed(items: Any) -> str:
