@@ -161,6 +161,7 @@ def frame_table(
         ImportError: Ray Data is not installed.
         ValueError: ``columns`` is empty or names a key; a key column is missing; a row names
             a frame ``root`` lacks; with ``root`` and no ``fill``, a frame in no window.
+        TypeError: ``dataset`` is not a Ray Dataset.
 
     Examples:
         >>> scores = frame_table(scored, ["score"], root="clips_root", fill=0.0)  # doctest: +SKIP
@@ -168,6 +169,8 @@ def frame_table(
         ['video_id', 'frame_idx', 'score']
     """
     ray = _import_ray("frame_table")
+    if not isinstance(dataset, ray.data.Dataset):
+        raise ParameterTypeError(f"dataset must be a ray.data.Dataset, got {dataset!r:.80}")
     keys = ["video_id", "frame_indices", "sample_idx"]
     columns = list(columns)
     if not columns or set(columns) & {*keys, "frame_idx"}:
