@@ -188,11 +188,10 @@ def convert_videos(
         frame_values: per-frame values keyed by file and ``frame`` (index of the converted
             frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
             per-frame field; each video needs exactly one value per converted frame.
-        splits: ``"auto"``: where a metadata file has a ``split`` column, or every video sits
-            in a split folder (``train/``, ``validation/``, ``test/``...: datasets'
-            ``videofolder`` convention), each split becomes its own root, ``root/<split>``,
-            the layout ``load_dataset(..., data_dir=root)`` reads as splits (class labels
-            shared by all). ``"none"`` makes one root (``split`` then stays a field).
+        splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
+            ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
+            per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
+            splits (class labels shared). ``"none"``: one root (``split`` stays a field).
 
     Returns:
         A :class:`ConversionSummary`.
