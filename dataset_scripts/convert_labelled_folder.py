@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> hf_lvf.ConversionSummary:
         codec=args.codec,
         quality=args.quality,
         lossless=args.lossless,
+        splits="none",  # one root: a metadata file's split column stays a field
     )
     print(
         f"{summary.num_videos} videos, {summary.num_frames} frames, "

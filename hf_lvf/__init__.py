@@ -7,15 +7,25 @@ from .convert import ConversionSummary, convert_videos
 from .decode import DEFAULT_QUALITY
 from .engines.ray_data import RayExecutor, frame_table, read_windows
 from .errors import (
+    DroppedVideosWarning,
     ForkSafetyError,
     FrameDecodeError,
     HubError,
+    InputNotFoundError,
     LayoutError,
     LVFError,
+    MissingDependencyError,
+    ParameterError,
+    ParameterTypeError,
+    RootBusyError,
+    RootExistsError,
     RootNotFoundError,
     SkippedVideoWarning,
     StoreError,
+    UsageError,
     VideoDecodeError,
+    WindowIndexError,
+    WorkerLoadError,
 )
 from .frames import FetchAhead
 from .hf.builder import HfLvfConfig
@@ -42,6 +52,16 @@ __all__ = [
     "RayExecutor",
     "ClipSampler",
     "ConversionSummary",
+    "InputNotFoundError",
+    "MissingDependencyError",
+    "ParameterError",
+    "ParameterTypeError",
+    "RootBusyError",
+    "RootExistsError",
+    "UsageError",
+    "WindowIndexError",
+    "WorkerLoadError",
+    "DroppedVideosWarning",
     "ForkSafetyError",
     "FrameDecodeError",
     "HfLvfConfig",

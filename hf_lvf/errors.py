@@ -12,6 +12,41 @@ class LVFError(Exception):
     """Base class of every error raised by hf_lvf."""
 
 
+class ParameterError(LVFError, ValueError):
+    """An argument's value is not allowed (a window length, a frame size, a mode, a split
+    name...), or the data gives nothing under it (no video long enough for one window)."""
+
+
+class ParameterTypeError(LVFError, TypeError):
+    """An argument is of a type that is not allowed (a float where an int is needed...)."""
+
+
+class WindowIndexError(LVFError, IndexError):
+    """A window or video index is out of range."""
+
+
+class RootExistsError(LVFError, FileExistsError):
+    """The root (or file) to create exists, and neither overwriting nor appending was asked."""
+
+
+class InputNotFoundError(LVFError, FileNotFoundError):
+    """An input to convert or merge does not exist, or a pattern or folder holds no video."""
+
+
+class RootBusyError(LVFError, BlockingIOError):
+    """Another process is writing the root."""
+
+
+class UsageError(LVFError, RuntimeError):
+    """hf_lvf is used where it cannot work: worker processes asked for where each would run
+    the main script's code again (no ``if __name__ == "__main__":`` guard), a feature that
+    does not decode asked to decode."""
+
+
+class MissingDependencyError(LVFError, ImportError):
+    """An optional dependency (PyAV, torch) is needed and not installed; says what to install."""
+
+
 class RootNotFoundError(LVFError, FileNotFoundError):
     """The path is not a lance-video-frames root: it has no ``_metadata.json``."""
 
@@ -40,6 +75,11 @@ FORK_WAYS_OUT = (
 )
 
 
+class WorkerLoadError(LVFError, RuntimeError):
+    """What a worker process was sent (a dataset, a function of the main script) could not be
+    loaded there; carries the worker's own exception and traceback."""
+
+
 class HubError(LVFError, OSError):
     """A Hugging Face Hub operation failed (missing repo, revision or path, no access)."""
 
@@ -57,14 +97,28 @@ class SkippedVideoWarning(UserWarning):
     """A source video file was skipped by a conversion (``on_error="skip"``); names it and why."""
 
 
+class DroppedVideosWarning(UserWarning):
+    """Some videos are shorter than one window and give none; says how many, and why."""
+
+
 __all__ = [
+    "DroppedVideosWarning",
     "FrameDecodeError",
     "ForkSafetyError",
     "HubError",
+    "InputNotFoundError",
     "LVFError",
     "LayoutError",
+    "UsageError",
+    "MissingDependencyError",
+    "ParameterError",
+    "ParameterTypeError",
+    "RootBusyError",
+    "RootExistsError",
     "RootNotFoundError",
     "SkippedVideoWarning",
     "StoreError",
     "VideoDecodeError",
+    "WindowIndexError",
+    "WorkerLoadError",
 ]

@@ -68,7 +68,7 @@ def leftovers(parent: Path, name: str) -> list[str]:
 
 def test_labelled_folder_with_metadata_file(tmp_path: Path) -> None:
     folder = make_labelled_folder(tmp_path / "clips", classes=("walk", "run"), per_class=2)
-    summary = convert_videos(folder, tmp_path / "root", workers=0, progress=False)
+    summary = convert_videos(folder, tmp_path / "root", workers=0, progress=False, splits="none")
 
     assert (summary.num_videos, summary.num_frames, summary.n_skipped) == (4, 42, 0)
     meta = read_meta(tmp_path / "root")
@@ -107,7 +107,7 @@ def test_labelled_folder_with_metadata_file(tmp_path: Path) -> None:
 def test_converted_root_reads_like_the_reference(tmp_path: Path, params) -> None:
     window_length, frame_skip, hop_size = params
     folder = make_labelled_folder(tmp_path / "clips", per_class=2, num_frames=9)
-    root = convert_videos(folder, tmp_path / "root", workers=0, progress=False).root
+    root = convert_videos(folder, tmp_path / "root", workers=0, progress=False, splits="none").root
     meta = read_meta(root)
     windows = VideoWindows(
         root, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size
@@ -148,9 +148,11 @@ def test_process_pool_rows_follow_video_order(tmp_path: Path) -> None:
 
 def test_any_executor_gives_the_same_root(tmp_path: Path) -> None:
     folder = make_labelled_folder(tmp_path / "clips", per_class=2, num_frames=6)
-    convert_videos(folder, tmp_path / "inline", workers=0, progress=False)
+    convert_videos(folder, tmp_path / "inline", workers=0, progress=False, splits="none")
     with ThreadPoolExecutor(2) as executor:
-        convert_videos(folder, tmp_path / "threads", executor=executor, progress=False)
+        convert_videos(
+            folder, tmp_path / "threads", executor=executor, progress=False, splits="none"
+        )
     assert read_meta(tmp_path / "inline")["videos"] == read_meta(tmp_path / "threads")["videos"]
     a = lance.dataset(str(tmp_path / "inline")).to_table()
     b = lance.dataset(str(tmp_path / "threads")).to_table()

@@ -97,7 +97,7 @@ def test_cli_append(tmp_path, capsys):
     root = tmp_path / "root"
     assert cli_main(["convert", str(files[0]), str(root), "--workers", "0", "--no-progress"]) == 0
     assert cli_main(["convert", str(files[1]), str(root), "--workers", "0", "--no-progress"]) == 2
-    assert "mode='append'" in capsys.readouterr().err
+    assert "--append" in capsys.readouterr().err  # the flag, not mode='append'
     args = ["convert", str(files[1]), str(files[2]), str(root), "--append", "--workers", "0"]
     assert cli_main([*args, "--no-progress"]) == 0
     out = capsys.readouterr().out

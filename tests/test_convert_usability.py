@@ -118,7 +118,7 @@ def test_unguarded_script_is_told_about_the_guard(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(
-        f"RuntimeError: convert_videos is called from {str(script)!r}, line 7, outside "
+        f"hf_lvf.errors.UsageError: convert_videos is called from {str(script)!r}, line 7, outside "
         '`if __name__ == "__main__":`; put the script\'s top-level code under '
         '`if __name__ == "__main__":`'
     ), result.stderr
@@ -133,7 +133,7 @@ def test_unguarded_script_is_told_about_the_guard(tmp_path: Path) -> None:
 def test_unguarded_safe_dataloader(tmp_path: Path) -> None:
     code = "import hf_lvf\nloader = hf_lvf.safe_dataloader(list(range(4)), num_workers=1)\n"
     result = _run_script(tmp_path / "train.py", code)
-    assert "RuntimeError: safe_dataloader is called from" in result.stderr
+    assert "UsageError: safe_dataloader is called from" in result.stderr
     assert "line 2, outside `if __name__" in result.stderr
     # A guard anywhere around the call counts (building the loader starts no worker yet).
     code = (

@@ -209,7 +209,7 @@ def test_load_dataset_options_cover_the_config() -> None:
     inherited = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
     own = [f.name for f in dataclasses.fields(hf_lvf.HfLvfConfig) if f.name not in inherited]
     assert sorted(re.findall(r"^\| `(\w+)` \|", table, re.M)) == sorted(own)
-    assert "| `window_length` | `int` | `1` | frames per window (>= 1). |" in table
+    assert "| `window_length` | `int` | `1` | frames per window (>= 1). The default, 1, is" in table
 
 
 def test_cli_reference_has_every_command_and_option() -> None:

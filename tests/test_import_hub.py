@@ -74,8 +74,8 @@ def test_videofolder_repo_and_pushed_dataset(hub, tmp_path: Path) -> None:
         write_video(folder / "train" / label / f"v{i}.mp4", 8, fps=10, seed=i)
     sha = _upload(hub, "org/folder", folder)
     summary = convert_videos(f"hf://datasets/org/folder@{sha}", tmp_path / "root", workers=0)
-    assert summary.num_videos == 3
-    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert summary.num_videos == 3 and list(summary.splits) == ["train"]  # train/: a split
+    meta = json.loads((tmp_path / "root/train/_metadata.json").read_text())
     assert meta["label_names"] == ["cat", "dog"]
     assert meta["lineage"]["source_revision"] == sha
     # The same repo streamed by datasets: rows name their files on the Hub, fetched by workers.

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..layout import RootLayout
 from ..plan.segment_plan import WindowParams, check_frame_size, plan_windows
 
@@ -115,11 +116,11 @@ class CardOptions:
             or self.repo_id.count("/") != 1
             or "" in self.repo_id.split("/")
         ):
-            raise ValueError(f"repo_id must be 'namespace/name', got {self.repo_id!r}")
+            raise ParameterError(f"repo_id must be 'namespace/name', got {self.repo_id!r}")
         for name in ("revision", "pretty_name", "license"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+                raise ParameterError(f"{name} must be a non-empty string or None, got {value!r}")
         hop_size = self.window_length if self.hop_size is None else self.hop_size
         # WindowParams validates the numbers and names the bad one.
         params = WindowParams(
@@ -141,10 +142,12 @@ class CardOptions:
                 value = (value,)
             value = tuple(value)
             if not all(isinstance(v, str) and v.strip() for v in value):
-                raise ValueError(f"{name} must be a list of non-empty strings, got {value!r}")
+                raise ParameterError(f"{name} must be a list of non-empty strings, got {value!r}")
             object.__setattr__(self, name, value)
         if not isinstance(self.label_field, str) or not self.label_field:
-            raise ValueError(f"label_field must be a non-empty string, got {self.label_field!r}")
+            raise ParameterError(
+                f"label_field must be a non-empty string, got {self.label_field!r}"
+            )
 
     @property
     def params(self) -> WindowParams:
@@ -260,10 +263,10 @@ def clean_path_in_repo(path_in_repo: str | None) -> str:
     if path_in_repo is None:
         return ""
     if not isinstance(path_in_repo, str):
-        raise ValueError(f"path_in_repo must be a string, got {path_in_repo!r}")
+        raise ParameterError(f"path_in_repo must be a string, got {path_in_repo!r}")
     path = path_in_repo.strip("/")
     if path and any(part in ("", ".", "..") for part in path.split("/")):
-        raise ValueError(
+        raise ParameterError(
             f"path_in_repo must be a folder path like 'videos/train', got {path_in_repo!r}"
         )
     return path

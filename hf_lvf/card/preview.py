@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..layout import RootLayout, read_layout
 from ..plan.segment_plan import WindowParams
 from ..read.show import contact_sheet
@@ -46,7 +47,7 @@ def render_preview(
 
     for name, value in (("max_videos", max_videos), ("frames_per_video", frames_per_video)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
     layout = (
         root
         if isinstance(root, RootLayout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -11,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ParameterError, ParameterTypeError
 from ..layout import combined_fields, read_layout
 from ..location import pin_root
 from ..read.describe import fidelity_text, source_text
@@ -87,7 +89,8 @@ def build_card(
             ``README.md``, or its text): its user-written sections and the metadata fields the
             card does not compute are kept.
         preview: reference a preview picture beside the card, named
-            :func:`preview_filename` ``(path_in_repo)`` (write it with :func:`render_preview`).
+            :func:`preview_filename` ``(path_in_repo)``; the card's ``save(path)`` writes it
+            beside ``path`` (:func:`render_preview`).
         storage_options: for reading ``root``.
         Other arguments: see :class:`CardOptions`.
 
@@ -127,7 +130,27 @@ def build_card(
         split=split_name(path_in_repo),
         preview=preview_filename(path_in_repo) if preview else None,
     )
-    return card_for_roots([entry], options, existing=existing)
+    card = card_for_roots([entry], options, existing=existing)
+    if preview:  # the card links the picture: its save() writes it beside the card
+        card.__class__ = _card_with_preview()
+        card.preview = (entry.preview, os.fspath(root), storage_options)
+    return card
+
+
+@functools.cache
+def _card_with_preview() -> type:
+    from huggingface_hub import DatasetCard
+
+    class CardWithPreview(DatasetCard):
+        """A card whose ``save(path)`` also writes the preview picture it links, beside it."""
+
+        def save(self, filepath: str | os.PathLike[str]) -> None:
+            super().save(filepath)
+            name, root, storage_options = self.preview
+            picture = render_preview(root, storage_options=storage_options)
+            (Path(filepath).parent / name).write_bytes(picture)
+
+    return CardWithPreview
 
 
 def card_for_roots(
@@ -145,7 +168,7 @@ def card_for_roots(
     from huggingface_hub import DatasetCard, DatasetCardData
 
     if not roots:
-        raise ValueError("a card needs at least one root")
+        raise ParameterError("a card needs at least one root")
     roots = sorted(roots, key=lambda r: (_split_order(r.split), r.path_in_repo))
     old = _load_existing(existing)
     old_data = old.data.to_dict() if old is not None else {}
@@ -194,11 +217,8 @@ def write_card(
         root, existing=existing, preview=preview, storage_options=storage_options, **card_options
     )
     output.parent.mkdir(parents=True, exist_ok=True)
-    picture = None
-    if preview:
-        picture = output.parent / preview_filename(path_in_repo)
-        picture.write_bytes(render_preview(root, storage_options=storage_options))
-    card.save(output)
+    picture = output.parent / preview_filename(path_in_repo) if preview else None
+    card.save(output)  # and its preview picture
     return CardFiles(output, picture)
 
 
@@ -217,7 +237,9 @@ def _load_existing(existing: Any) -> DatasetCard | None:
         return DatasetCard(Path(existing).read_text(encoding="utf-8"), ignore_metadata_errors=True)
     if isinstance(existing, str):
         return DatasetCard(existing, ignore_metadata_errors=True)
-    raise TypeError(f"existing must be a DatasetCard, a path or the card's text, got {existing!r}")
+    raise ParameterTypeError(
+        f"existing must be a DatasetCard, a path or the card's text, got {existing!r}"
+    )
 
 
 def _card_data(

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..layout import FieldKinds, RootLayout
+from ..layout.labels import LABEL, combined_label_names
 from ..read.segments import plan_root
 from .options import CardOptions, CardRoot, rate_text
 
@@ -212,12 +213,15 @@ def _label_table(roots: Sequence[CardRoot], label_field: str) -> tuple[list[str]
         return [], []
     splits = sorted(counts, key=_split_order)
     labels = sorted({lab for c in counts.values() for lab in c}, key=_label_order)
+    names = combined_label_names(r.layout for r in roots) if label_field == LABEL else None
     header = [f"`{label_field}`", *splits]
     if len(splits) > 1:
         header.append("total")
     rows = []
     for label in labels:
         row = ["*(none)*" if label is None else _md(str(label))]
+        if names is not None and isinstance(label, int) and 0 <= label < len(names):
+            row[0] = f"{_md(names[label])} ({label})"  # the ClassLabel's name, then its value
         row += [f"{counts[s][label]:,}" for s in splits]
         if len(splits) > 1:
             row.append(f"{sum(counts[s][label] for s in splits):,}")

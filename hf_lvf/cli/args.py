@@ -9,6 +9,7 @@ import argparse
 import textwrap
 
 from ..decode import CODECS, DEFAULT_QUALITY
+from ..errors import ParameterError
 
 _DESCRIPTION = """\
 Video datasets in the lance-video-frames layout (one WebP frame per row of a Lance
@@ -57,7 +58,7 @@ def _offsets(kind: type) -> object:
         name, sep, values = text.partition("=")
         try:
             if not sep or not name:
-                raise ValueError(text)
+                raise ParameterError(text)
             return name, [kind(v) for v in values.split(",")]
         except ValueError:
             raise argparse.ArgumentTypeError(
@@ -237,6 +238,13 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
         "--append",
         action="store_true",
         help="add the videos to an existing ROOT (files already in it are skipped)",
+    )
+    convert.add_argument(
+        "--splits",
+        choices=("auto", "none"),
+        default="auto",
+        help="auto: a split column or train/, validation/, test/ folders give ROOT/<split> "
+        "roots; none: one root",
     )
     convert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     convert.add_argument(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
 
@@ -59,6 +60,7 @@ def _convert(args: argparse.Namespace) -> int:
                 camera=args.camera[0] if args.camera and len(args.camera) == 1 else args.camera,
                 spans=args.spans,
                 frame_values=args.frame_values,
+                splits=args.splits,
             )
         except KeyboardInterrupt:
             what = "the root is as it was" if args.append else "nothing was written"
@@ -71,6 +73,10 @@ def _convert(args: argparse.Namespace) -> int:
         ("skipped", str(summary.n_skipped)),
         ("time", f"{summary.seconds:.2f} s"),
         ("frames/s", f"{summary.frames_per_second:.1f}"),
+    ]
+    rows[1:1] = [
+        (f"split {n}", f"{s.root} ({s.num_videos} video{'s' * (s.num_videos != 1)})")
+        for n, s in summary.splits.items()
     ]
     _print_rows(rows)
     for item in summary.skipped:
@@ -217,8 +223,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except _USER_ERRORS as err:
-        print(f"hf-lvf: error: {err}", file=sys.stderr)
+        print(f"hf-lvf: error: {in_flags(str(err))}", file=sys.stderr)
         return 2
+
+
+# The library's messages name Python arguments; the command line's user knows flags.
+_FLAGS = (
+    (re.compile(r"overwrite=True(?: \(mode='overwrite'\))?"), "--overwrite"),
+    (re.compile(r"mode='append'"), "--append"),
+    (re.compile(r"\bframe_size=\(H, W\)"), "--frame-size HxW"),
+    (re.compile(r"\bframe_size=\((\d+), (\d+)\)"), r"--frame-size \1x\2"),
+    (re.compile(r"\bresize=(\w+)"), r"--resize \1"),
+    (re.compile(r"\bcrop='(\w+)'"), r"--crop \1"),
+    (re.compile(r"\bsplits='(\w+)'"), r"--splits \1"),
+    (re.compile(r"\bwindow_length=(\d+)"), r"--window-length \1"),
+    (re.compile(r"\bresize= "), "--resize "),
+    (re.compile(r"(--[\w-]+(?: \S+)?), (?=--)"), r"\1 "),  # "--resize 224 --crop center"
+)
+
+
+def in_flags(message: str) -> str:
+    """``message`` with the Python arguments it names written as the command line's flags."""
+    for pattern, flag in _FLAGS:
+        message = pattern.sub(flag, message)
+    return message
 
 
 if __name__ == "__main__":

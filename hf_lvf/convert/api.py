@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..decode import DEFAULT_QUALITY, Codec
-from ..errors import SkippedVideoWarning, VideoDecodeError
+from ..errors import ParameterError, SkippedVideoWarning, VideoDecodeError
 from ..frames import FRAME_SCHEMA
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
@@ -41,6 +41,7 @@ from .pool import (
     encode_threads,
 )
 from .sources import VIDEO_EXTENSIONS
+from .splits import Splits, check_splits, convert_splits, split_sources
 from .summary import ConversionSummary, SkippedVideo
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def convert_videos(
     camera: str | Sequence[str] | None = None,
     spans: Any = None,
     frame_values: Any = None,
+    splits: Splits = "auto",
 ) -> ConversionSummary:
     """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
@@ -186,6 +188,10 @@ def convert_videos(
         frame_values: per-frame values keyed by file and ``frame`` (index of the converted
             frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
             per-frame field; each video needs exactly one value per converted frame.
+        splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
+            ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
+            per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
+            splits (class labels shared). ``"none"``: one root (``split`` stays a field).
 
     Returns:
         A :class:`ConversionSummary`.
@@ -210,6 +216,7 @@ def convert_videos(
     """
     arguments = dict(locals())
     started = time.perf_counter()
+    check_splits(splits)
     mode = resolve_mode(mode, overwrite)
     options = _FrameOptions(
         codec=codec,
@@ -232,7 +239,7 @@ def convert_videos(
             return each_camera(convert_videos, arguments, cameras, started)
         camera = cameras[0]
     elif camera is not None:
-        raise ValueError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
+        raise ParameterError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
     _import_av()  # fail before creating anything if PyAV is missing
     with import_scratch(root) as rows:
@@ -248,18 +255,11 @@ def convert_videos(
             frame_values=frame_values,
             storage_options=storage_options,
         )
-        return _convert(
-            resolved,
-            root,
-            options,
-            mode,
-            started,
-            workers,
-            executor,
-            lineage,
-            progress,
-            storage_options,
-        )
+        run = (options, mode, started, workers, executor, lineage, progress, storage_options)
+        groups = split_sources(resolved, known_labels, splits)  # and label names -> ClassLabel
+        if groups is None:
+            return _convert(resolved, root, *run)
+        return convert_splits(lambda part, at: _convert(part, at, *run), groups, root, started)
 
 
 def _convert(

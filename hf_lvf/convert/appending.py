@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..errors import ParameterError
 from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
@@ -154,7 +155,7 @@ def _plan_append(
         fps = None if options.fps is None else float(options.fps)
         check_same_setting(lineage, "fps", fps)
     if raw.get("label_names") != label_names and ("label_names" in raw or label_names):
-        raise ValueError(
+        raise ParameterError(
             f"the new videos' class folders give label_names {label_names!r} but the root has "
             f"{raw.get('label_names')!r}: appended videos must use the same classes"
         )
@@ -172,7 +173,7 @@ def _plan_append(
             )
             continue
         if source.key in target.keys:
-            raise ValueError(
+            raise ParameterError(
                 f"the root already holds a different video with key {source.key!r} (new file "
                 f"{source.file!r}); keys must be unique: rename the file"
             )

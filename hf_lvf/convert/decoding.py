@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..decode import DEFAULT_QUALITY, Codec, check_codec
+from ..errors import MissingDependencyError, ParameterError
 from ..plan.sizes import (
     DEFAULT_MAX_FRAME_PIXELS,
     WEBP_MAX_SIDE,
@@ -79,15 +80,15 @@ class _FrameOptions:
         object.__setattr__(self, "resize", _check_resize(self.resize))
         check_crop(self.crop)
         if self.crop != "none" and self.resize is None:
-            raise ValueError(
+            raise ParameterError(
                 f"crop={self.crop!r} needs resize= (N for an N x N crop of frames whose shorter "
                 "side is scaled to N, or (H, W)), e.g. resize=224, crop='center'"
             )
         object.__setattr__(self, "fps", _check_fps(self.fps))
         if not isinstance(self.fidelity, bool):
-            raise ValueError(f"fidelity must be True or False, got {self.fidelity!r}")
+            raise ParameterError(f"fidelity must be True or False, got {self.fidelity!r}")
         if self.on_error not in ("skip", "raise"):
-            raise ValueError(f"on_error must be 'skip' or 'raise', got {self.on_error!r}")
+            raise ParameterError(f"on_error must be 'skip' or 'raise', got {self.on_error!r}")
 
 
 def _check_resize(resize: object) -> int | tuple[int, int] | None:
@@ -96,7 +97,7 @@ def _check_resize(resize: object) -> int | tuple[int, int] | None:
     checked: int | tuple[int, int]
     if isinstance(resize, numbers.Integral) and not isinstance(resize, bool):
         if resize < 1:
-            raise ValueError(f"resize must be >= 1, got {resize!r}")
+            raise ParameterError(f"resize must be >= 1, got {resize!r}")
         checked = int(resize)
         sides = (checked, checked)  # at least: the shorter side is N
     elif (
@@ -108,15 +109,17 @@ def _check_resize(resize: object) -> int | tuple[int, int] | None:
     ):
         checked = sides = (int(resize[0]), int(resize[1]))
     else:
-        raise ValueError(
+        raise ParameterError(
             f"resize must be None, a positive int (the shorter side) or a pair of positive ints "
             f"(H, W), got {resize!r}"
         )
     if max(sides) > WEBP_MAX_SIDE:
-        raise ValueError(f"resize={resize!r} is larger than WebP's {WEBP_MAX_SIDE} pixels per side")
+        raise ParameterError(
+            f"resize={resize!r} is larger than WebP's {WEBP_MAX_SIDE} pixels per side"
+        )
     problem = frame_pixels_problem(*sides, DEFAULT_MAX_FRAME_PIXELS)
     if problem is not None:
-        raise ValueError(f"resize={resize!r} would store {problem}, the readers' default limit")
+        raise ParameterError(f"resize={resize!r} would store {problem}, the readers' default limit")
     return checked
 
 
@@ -129,7 +132,7 @@ def _check_fps(fps: object) -> Fraction | None:
         or not math.isfinite(fps)
         or fps <= 0
     ):
-        raise ValueError(f"fps must be a positive finite number or None, got {fps!r}")
+        raise ParameterError(f"fps must be a positive finite number or None, got {fps!r}")
     return Fraction(fps).limit_denominator(1_000_000)
 
 
@@ -141,7 +144,7 @@ def _import_av() -> Any:
     try:
         import av
     except ImportError as err:
-        raise ImportError(_INSTALL_HINT) from err
+        raise MissingDependencyError(_INSTALL_HINT) from err
     return av
 
 

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import ParameterError
 from ..frames import FRAME_SCHEMA
 from ..layout import VideoInfo
 from ..write.videos import check_spans, span_fields
@@ -91,7 +92,7 @@ def check_field_schemas(converted: list[_Result], source_of: Mapping[int, _Sourc
     first = converted[0]
     for result in converted[1:]:
         if result.field_schema != first.field_schema:
-            raise ValueError(
+            raise ParameterError(
                 f"video {source_of[result.video_id].path!r} has per-frame fields "
                 f"[{result.field_schema or 'none'}] but {source_of[first.video_id].path!r} has "
                 f"[{first.field_schema or 'none'}]: every video of a root needs the same ones"

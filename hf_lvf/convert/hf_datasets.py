@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..errors import InputNotFoundError, ParameterError
 from ..hf.video_rows import video_rows
 from ..location import VIDEO_EXTENSIONS, is_hub_uri
 from ..write.writer import check_metadata
@@ -42,7 +43,9 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
         if found.label_column is not None and found.label_column != "label":
             fields["label"] = fields.pop(found.label_column)
         if "fps" in fields:
-            raise ValueError("column 'fps' is reserved: the converter records the frame rate there")
+            raise ParameterError(
+                "column 'fps' is reserved: the converter records the frame rate there"
+            )
         name = PurePosixPath(path).name if path else f"{i:0{width}d}.mp4"
         if data is not None:
             file = scratch / f"{i:0{width}d}{PurePosixPath(name).suffix or '.mp4'}"
@@ -53,7 +56,7 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
         elif path is not None and is_hub_uri(path):  # a streamed Hub videofolder's row
             file, checksum = path, None  # the worker fetches it
         else:
-            raise ValueError(
+            raise ParameterError(
                 f"row {i} of the dataset has no video bytes and no readable path {path!r}"
             )
         key = f"{i:0{width}d}/{PurePosixPath(name).stem}"
@@ -67,7 +70,7 @@ def dataset_sources(dataset: Any, scratch: Path) -> DatasetImport:
             )
         )
     if not sources:
-        raise ValueError("the dataset to convert has no rows")
+        raise ParameterError("the dataset to convert has no rows")
     info = getattr(dataset, "info", None)
     lineage: dict[str, Any] = {"source_format": "datasets"}
     name = getattr(info, "dataset_name", None) or getattr(info, "builder_name", None)
@@ -107,7 +110,7 @@ def hub_folder_sources(
         and not any(part.startswith(".") for part in PurePosixPath(n).parts)
     ]
     if not any(n.lower().endswith(suffixes) for n in wanted):
-        raise FileNotFoundError(f"no video files ({', '.join(suffixes)}) in {files.folder!r}")
+        raise InputNotFoundError(f"no video files ({', '.join(suffixes)}) in {files.folder!r}")
     local = [files.local(n) for n in sorted(wanted)]
     first, rel = local[0], sorted(wanted)[0]
     folder = Path(os.fspath(first))

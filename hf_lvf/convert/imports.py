@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ParameterError, ParameterTypeError
 from ..hf.video_rows import hub_dataset, is_video_dataset, saved_dataset
 from ..location import is_hub_uri, is_object_store_uri, parse_hub_uri
 from .hf_datasets import dataset_sources, has_videos, hub_folder_sources
@@ -84,14 +85,14 @@ def cameras_of(files: RepoFiles, camera: str | Sequence[str] | None) -> list[str
         and not isinstance(camera, str)
         and not (isinstance(camera, Sequence) and all(isinstance(c, str) for c in camera))
     ):
-        raise TypeError(f"camera must be a camera name or a list of them, got {camera!r}")
+        raise ParameterTypeError(f"camera must be a camera name or a list of them, got {camera!r}")
     known = lerobot_cameras(files)
     chosen = (
         list(known) if camera is None else [camera] if isinstance(camera, str) else list(camera)
     )
     unknown = [c for c in chosen if c not in known]
     if unknown or not chosen:
-        raise ValueError(
+        raise ParameterError(
             f"camera={camera!r}: not video features of LeRobot dataset {files.folder!r} "
             f"(its cameras: {list(known)!r})"
         )

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import InputNotFoundError, ParameterError
 from .clips import Clip, FrameTable, _BadClip
 from .repo_files import RepoFiles
 from .sources import _Source
@@ -61,14 +62,14 @@ def _info(files: RepoFiles) -> dict[str, Any]:
     try:
         info = json.loads(files.local(INFO_FILE).read_text(encoding="utf-8"))
     except ValueError as err:
-        raise ValueError(f"{INFO_FILE} of {files.folder!r} is not JSON: {err}") from err
+        raise ParameterError(f"{INFO_FILE} of {files.folder!r} is not JSON: {err}") from err
     if not isinstance(info, dict) or "fps" not in info or "features" not in info:
-        raise ValueError(
+        raise ParameterError(
             f"{INFO_FILE} of {files.folder!r} has no 'fps' and 'features': not a LeRobot v3 dataset"
         )
     version = str(info.get("codebase_version", "v3.0"))
     if not version.startswith("v3"):
-        raise ValueError(
+        raise ParameterError(
             f"{files.folder!r} is a LeRobot {version} dataset; only v3 datasets are read "
             "(convert it with LeRobot's v2.1 -> v3.0 script first)"
         )
@@ -80,7 +81,7 @@ def _read_parquet(files: RepoFiles, rel: str, columns: list[str] | None = None) 
     try:
         return pq.read_table(path, columns=columns)
     except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read {rel!r} of {files.folder!r}: {err}") from err
+        raise ParameterError(f"cannot read {rel!r} of {files.folder!r}: {err}") from err
 
 
 def _tasks(files: RepoFiles) -> dict[int, str]:
@@ -134,19 +135,19 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     info = _info(files)
     cameras = tuple(k for k, v in info["features"].items() if v.get("dtype") == "video")
     if camera not in cameras:
-        raise ValueError(
+        raise ParameterError(
             f"camera {camera!r} is not a video feature of LeRobot dataset {files.folder!r} "
             f"(its cameras: {list(cameras)!r})"
         )
     rate = float(info["fps"])
     if fps is not None and float(fps) != rate:
-        raise ValueError(
+        raise ParameterError(
             f"fps={fps!r} differs from the LeRobot dataset's fps {rate!r}: its episodes are "
             "imported at their own rate (pass fps=None)"
         )
     episode_files = files.glob("meta/episodes/*/*.parquet")
     if not episode_files:
-        raise FileNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
+        raise InputNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
     files.prefetch([*episode_files, "meta/tasks.parquet"])  # their round trips overlap
     episodes = pa.concat_tables([_read_parquet(files, f) for f in episode_files]).to_pylist()
     episodes.sort(key=lambda e: e["episode_index"])
@@ -197,7 +198,7 @@ def _episode_source(
 ) -> _Source:
     number = int(episode["episode_index"])
     if rows.num_rows == 0:
-        raise ValueError(f"episode {number} has no rows in {data_file!r} of {files.folder!r}")
+        raise ParameterError(f"episode {number} has no rows in {data_file!r} of {files.folder!r}")
     rows = rows.sort_by("frame_index")
     start = float(episode[f"videos/{camera}/from_timestamp"])
     stamps = rows.column("timestamp").to_numpy().astype(np.float32)

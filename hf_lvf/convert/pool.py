@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import VideoDecodeError
+from ..errors import ParameterError, ParameterTypeError, VideoDecodeError
 from ..frames import FRAME_SCHEMA, write_fragments
 from ..location import (
     delete_store_file,
@@ -356,13 +356,13 @@ def check_workers(workers: Any, executor: Any) -> None:
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
     ):
-        raise ValueError(f"workers must be None or an integer >= 0, got {workers!r}")
+        raise ParameterError(f"workers must be None or an integer >= 0, got {workers!r}")
     if executor is not None and not isinstance(executor, Executor):
-        raise TypeError(
+        raise ParameterTypeError(
             f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
         )
     if executor is not None and workers == 0:
-        raise ValueError("workers=0 converts in this process; it cannot be used with executor")
+        raise ParameterError("workers=0 converts in this process; it cannot be used with executor")
 
 
 def encode_threads(codec: str, workers: int | None, executor: Any, num_videos: int) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputNotFoundError
 from ..location import HubPath, is_hub_uri, list_files, parse_hub_uri, resolve_revision
 from ..location.hub import fetch_hub_file
 
@@ -121,7 +122,7 @@ class RepoFiles:
             return fetch_hub_file(self.uri(rel), self.storage_options)
         path = Path(self.folder) / rel
         if not path.is_file():
-            raise FileNotFoundError(f"{rel!r} is missing from {self.folder!r}")
+            raise InputNotFoundError(f"{rel!r} is missing from {self.folder!r}")
         return path
 
     def lineage(self, kind: str) -> dict[str, Any]:

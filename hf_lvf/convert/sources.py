@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputNotFoundError, ParameterError, ParameterTypeError
 from ..location import VIDEO_EXTENSIONS
 from ..write.writer import (
     check_metadata,
@@ -82,12 +83,12 @@ def _collect_sources(
         inputs = [inputs]
     inputs = list(inputs)
     if not inputs:
-        raise ValueError("inputs is empty: pass video files, globs or folders")
+        raise ParameterError("inputs is empty: pass video files, globs or folders")
     suffixes = tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in extensions)
     found: list[_Found] = []
     for item in inputs:
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"inputs must be paths or glob patterns, got {item!r}")
+            raise ParameterTypeError(f"inputs must be paths or glob patterns, got {item!r}")
         text = os.fspath(item)
         path = Path(text)
         if path.is_dir():
@@ -97,10 +98,10 @@ def _collect_sources(
         elif _is_glob(text):
             matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
             if not matches:
-                raise FileNotFoundError(f"no file matches the input pattern {text!r}")
+                raise InputNotFoundError(f"no file matches the input pattern {text!r}")
             found.extend(_Found(file=Path(m).absolute(), path=Path(m).as_posix()) for m in matches)
         else:
-            raise FileNotFoundError(f"input {text!r} is not a file, a folder or a glob pattern")
+            raise InputNotFoundError(f"input {text!r} is not a file, a folder or a glob pattern")
     label_names = _infer_labels(found, known_labels)
     return _to_sources(found, label_names), label_names
 
@@ -127,7 +128,9 @@ def _walk_folder(folder: Path, suffixes: tuple[str, ...]) -> list[_Found]:
                     depth=len(parts),
                 )
     if not videos:
-        raise FileNotFoundError(f"no video files ({', '.join(suffixes)}) in folder {str(folder)!r}")
+        raise InputNotFoundError(
+            f"no video files ({', '.join(suffixes)}) in folder {str(folder)!r}"
+        )
     for metadata_file in metadata_files:
         _attach_metadata(folder, metadata_file, videos)
     return list(videos.values())
@@ -140,7 +143,9 @@ def _read_metadata_rows(metadata_file: Path) -> list[dict[str, Any]]:
         try:
             return pyarrow.csv.read_csv(metadata_file).to_pylist()
         except (OSError, ValueError) as err:  # ArrowInvalid is a ValueError
-            raise ValueError(f"cannot read metadata file {str(metadata_file)!r}: {err}") from err
+            raise ParameterError(
+                f"cannot read metadata file {str(metadata_file)!r}: {err}"
+            ) from err
     rows = []
     with open(metadata_file, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
@@ -149,11 +154,11 @@ def _read_metadata_rows(metadata_file: Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except ValueError as err:
-                raise ValueError(
+                raise ParameterError(
                     f"line {line_no} of metadata file {str(metadata_file)!r} is not JSON: {err}"
                 ) from err
             if not isinstance(row, dict):
-                raise ValueError(
+                raise ParameterError(
                     f"line {line_no} of metadata file {str(metadata_file)!r} must be a JSON "
                     f"object, got {row!r}"
                 )
@@ -168,30 +173,30 @@ def _attach_metadata(folder: Path, metadata_file: Path, videos: dict[str, _Found
     base = metadata_file.parent.relative_to(folder)
     for row_no, row in enumerate(_read_metadata_rows(metadata_file)):
         if "file_name" not in row:
-            raise ValueError(
+            raise ParameterError(
                 f"metadata file {where!r} row {row_no} has no 'file_name' column (columns: "
                 f"{', '.join(map(str, row))})"
             )
         name = row.pop("file_name")
         if not isinstance(name, str) or not name or "://" in name:
-            raise ValueError(
+            raise ParameterError(
                 f"metadata file {where!r} row {row_no}: file_name must be a relative path, "
                 f"got {name!r}"
             )
         rel = PurePosixPath(os.path.normpath((base / name).as_posix())).as_posix()
         if PurePosixPath(name).is_absolute() or rel.startswith("../") or rel == "..":
-            raise ValueError(
+            raise ParameterError(
                 f"metadata file {where!r} row {row_no}: file_name {name!r} points outside "
                 f"folder {str(folder)!r}"
             )
         video = videos.get(rel)
         if video is None:
-            raise ValueError(
+            raise ParameterError(
                 f"metadata file {where!r} row {row_no} names {name!r}, which is not a video "
                 f"file of folder {str(folder)!r}"
             )
         if video.fields is not None:
-            raise ValueError(f"metadata for {rel!r} appears twice (last in {where!r})")
+            raise ParameterError(f"metadata for {rel!r} appears twice (last in {where!r})")
         video.fields = row
 
 
@@ -207,7 +212,7 @@ def _infer_labels(found: list[_Found], known: Sequence[str] | None = None) -> li
     if known:
         unknown = sorted(names - set(known))
         if unknown:
-            raise ValueError(
+            raise ParameterError(
                 f"class folder(s) {', '.join(map(repr, unknown))} are not classes of the root "
                 f"appended to (its label_names: {list(known)!r})"
             )
@@ -221,7 +226,7 @@ def _to_sources(found: list[_Found], label_names: list[str] | None) -> list[_Sou
     for f in found:
         columns.update(dict.fromkeys(f.fields or {}))
     if "fps" in columns:
-        raise ValueError(
+        raise ParameterError(
             "metadata field 'fps' is reserved: the converter records the frame rate of the "
             "stored frames there; rename that metadata column"
         )
@@ -231,7 +236,7 @@ def _to_sources(found: list[_Found], label_names: list[str] | None) -> list[_Sou
     sources: dict[str, _Source] = {}
     for f, stem in zip(found, stems, strict=True):
         if f.path in sources:
-            raise ValueError(
+            raise ParameterError(
                 f"two inputs give the same video path {f.path!r} ({sources[f.path].file!r} and "
                 f"{str(f.file)!r}); pass each video once"
             )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -30,6 +31,8 @@ class ConversionSummary:
         skipped: inputs not converted, by path: unreadable ones, and (append) files
             already in the root.
         seconds: wall time of the conversion.
+        splits: when the inputs give splits, each split's summary, its root
+            ``root/<split>`` (``root`` is then their folder); else empty.
     """
 
     root: Path | str
@@ -37,6 +40,7 @@ class ConversionSummary:
     num_frames: int
     skipped: tuple[SkippedVideo, ...] = ()
     seconds: float = 0.0
+    splits: Mapping[str, ConversionSummary] = field(default_factory=dict)
 
     @property
     def n_skipped(self) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..errors import InputNotFoundError, ParameterError, ParameterTypeError
 from .clips import Clip, FrameTable
 from .sources import _Source
 from .webdataset import json_spans
@@ -39,7 +40,7 @@ def read_table(table: Any, what: str) -> pa.Table:
     if isinstance(table, (str, os.PathLike)):
         path = Path(table)
         if not path.is_file():
-            raise FileNotFoundError(f"{what} table {str(path)!r} does not exist")
+            raise InputNotFoundError(f"{what} table {str(path)!r} does not exist")
         try:
             if path.suffix == ".csv":
                 import pyarrow.csv
@@ -54,15 +55,15 @@ def read_table(table: Any, what: str) -> pa.Table:
 
                 return pyarrow.parquet.read_table(path)
         except (OSError, ValueError) as err:
-            raise ValueError(f"cannot read {what} table {str(path)!r}: {err}") from err
-        raise ValueError(
+            raise ParameterError(f"cannot read {what} table {str(path)!r}: {err}") from err
+        raise ParameterError(
             f"{what} table {str(path)!r} must be a .csv, .jsonl, .json or .parquet file"
         )
     if isinstance(table, Sequence) and all(isinstance(r, Mapping) for r in table):
         return pa.Table.from_pylist(list(table))
     if type(table).__module__.startswith("pandas"):
         return pa.Table.from_pandas(table, preserve_index=False)
-    raise TypeError(
+    raise ParameterTypeError(
         f"{what} must be a pyarrow Table, a pandas DataFrame, a list of dicts or a file path, "
         f"got {type(table).__name__}"
     )
@@ -72,7 +73,7 @@ def _file_column(table: pa.Table, what: str) -> str:
     for name in FILE_COLUMNS:
         if name in table.column_names:
             return name
-    raise ValueError(
+    raise ParameterError(
         f"{what} table has no column naming the file (one of {FILE_COLUMNS}); its columns: "
         f"{table.column_names!r}"
     )
@@ -92,13 +93,13 @@ def _owner(value: Any, index: dict[str, int], what: str, row: int) -> int:
     text = str(value)
     for alias in (text, PurePosixPath(text).name, PurePosixPath(text).stem):
         if index.get(alias) == -1:
-            raise ValueError(
+            raise ParameterError(
                 f"{what} table row {row} names {value!r}, which matches several inputs: give "
                 "the path relative to the input folder"
             )
         if alias in index:
             return index[alias]
-    raise ValueError(f"{what} table row {row} names {value!r}, which is not one of the inputs")
+    raise ParameterError(f"{what} table row {row} names {value!r}, which is not one of the inputs")
 
 
 def _listed(value: Any) -> Any:
@@ -143,7 +144,7 @@ def attach_spans(sources: list[_Source], table: Any) -> list[_Source]:
             first = json_spans({"timestamp": [[row[start], row[end]]]}, f"row {row_no}")[0]
             spans.setdefault(owner, []).append({**first, **fields})
         else:
-            raise ValueError(
+            raise ParameterError(
                 f"spans table needs a 'timestamp' column of [start, end] lists (Panda-70M) or "
                 f"start and end columns ({_START} / {_END}, InternVid); its columns: "
                 f"{table.column_names!r}"
@@ -177,7 +178,7 @@ def attach_frame_values(sources: list[_Source], table: Any) -> list[_Source]:
         (c for c in ("frame", "frame_idx", "timestamp", "time") if c in table.column_names), None
     )
     if by is None:
-        raise ValueError(
+        raise ParameterError(
             "frame values table needs a 'frame' (frame index) or 'timestamp' (seconds) column; "
             f"its columns: {table.column_names!r}"
         )
@@ -192,9 +193,9 @@ def attach_frame_values(sources: list[_Source], table: Any) -> list[_Source]:
     for i, source in enumerate(sources):
         rows = np.flatnonzero(owners == i)
         if len(rows) == 0:
-            raise ValueError(f"frame values table has no row for input {source.path!r}")
+            raise ParameterError(f"frame values table has no row for input {source.path!r}")
         if source.clip is not None and source.clip.frames is not None:
-            raise ValueError(f"input {source.path!r} already has per-frame values")
+            raise ParameterError(f"input {source.path!r} already has per-frame values")
         frames = FrameTable(
             "frame" if by in ("frame", "frame_idx") else "time",
             keys[rows],

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..errors import InputNotFoundError, ParameterError
 from ..location import download_store_file, is_object_store_uri
 from .clips import Clip
 from .repo_files import RepoFiles
@@ -79,7 +80,9 @@ def _shard_files(
         for name in expand_braces(os.fspath(item)):
             if is_object_store_uri(name):
                 if scratch is None:
-                    raise ValueError(f"shard {name!r} on an object store needs a scratch folder")
+                    raise ParameterError(
+                        f"shard {name!r} on an object store needs a scratch folder"
+                    )
                 local = scratch / "shards" / str(len(shards)) / PurePosixPath(name).name
                 download_store_file(name, local, storage_options)
                 shards.append((RepoFiles(str(local.parent)), local.name, name))
@@ -93,7 +96,7 @@ def _shard_files(
             else:
                 path = Path(name)
                 if not path.is_file():
-                    raise FileNotFoundError(f"shard {name!r} does not exist")
+                    raise InputNotFoundError(f"shard {name!r} does not exist")
                 shards.append((RepoFiles(str(path.parent.absolute())), path.name, name))
     return shards
 
@@ -143,7 +146,7 @@ def shard_sources(
     paths = Counter(s.path for s in sources)
     twice = [p for p, n in paths.items() if n > 1]
     if twice:
-        raise ValueError(
+        raise ParameterError(
             f"two shards of the same name hold the sample {twice[0]!r}: name the shards apart"
         )
     repos = {f.folder: f.sha for f in shard_repos if f.sha}
@@ -217,11 +220,11 @@ def json_spans(
     if not isinstance(pairs, list) or not all(
         isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs
     ):
-        raise ValueError(f"clip spans of {where} must be a list of [start, end], got {pairs!r}")
+        raise ParameterError(f"clip spans of {where} must be a list of [start, end], got {pairs!r}")
     if isinstance(captions, list) and len(captions) != len(pairs) and not strict:
         captions = None
     if isinstance(captions, list) and len(captions) != len(pairs):
-        raise ValueError(
+        raise ParameterError(
             f"{where} has {len(pairs)} clip spans but {len(captions)} captions: one per span"
         )
     spans = []
@@ -252,7 +255,7 @@ def _sample_source(
         try:
             meta = json.loads(_read(file, members["json"]))
         except ValueError as err:
-            raise ValueError(f"the json of {where} is not JSON: {err}") from None
+            raise ParameterError(f"the json of {where} is not JSON: {err}") from None
         if isinstance(meta, dict):
             spans = json_spans(meta, where, strict=False)
             metadata.update(

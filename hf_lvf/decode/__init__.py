@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ..errors import FrameDecodeError
+from ..errors import FrameDecodeError, ParameterError
 from ..plan.sizes import Crop
 from .encode import (
     CODECS,
@@ -155,7 +155,7 @@ def decode_frame(blob: bytes) -> np.ndarray:
     try:
         decode_into(blob, header, out)
     except CODEC_ERRORS as err:
-        raise ValueError(f"not a valid {format_name(header)} image: {err}") from err
+        raise ParameterError(f"not a valid {format_name(header)} image: {err}") from err
     return out
 
 

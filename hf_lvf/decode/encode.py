@@ -15,6 +15,8 @@ from typing import Literal
 import numpy as np
 from PIL import Image
 
+from ..errors import ParameterError
+
 Codec = Literal["webp", "jpeg", "png"]
 CODECS: tuple[Codec, ...] = ("webp", "jpeg", "png")
 DEFAULT_QUALITY = 90
@@ -36,11 +38,11 @@ def check_codec(codec: object, quality: object, lossless: object) -> tuple[Codec
         ValueError: an unknown codec, a quality outside 0-100, or a lossless JPEG.
     """
     if codec not in CODECS:
-        raise ValueError(f"codec must be one of {', '.join(map(repr, CODECS))}, got {codec!r}")
+        raise ParameterError(f"codec must be one of {', '.join(map(repr, CODECS))}, got {codec!r}")
     if not isinstance(lossless, bool):
-        raise ValueError(f"lossless must be True or False, got {lossless!r}")
+        raise ParameterError(f"lossless must be True or False, got {lossless!r}")
     if lossless and codec == "jpeg":
-        raise ValueError(
+        raise ParameterError(
             "lossless=True is not possible with codec='jpeg' (JPEG is lossy); use "
             "codec='png' or codec='webp' for lossless frames"
         )
@@ -49,7 +51,7 @@ def check_codec(codec: object, quality: object, lossless: object) -> tuple[Codec
     if lossless and quality is None:  # as this returns it for lossless frames
         return codec, None, True
     if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
-        raise ValueError(f"quality must be an integer in [0, 100], got {quality!r}")
+        raise ParameterError(f"quality must be an integer in [0, 100], got {quality!r}")
     return codec, None if lossless else quality, lossless
 
 

@@ -14,6 +14,8 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import ParameterError
+
 FrameFormat = Literal["webp", "jpeg", "png"]
 
 KNOWN_FORMATS = "WebP (RIFF....WEBP), JPEG (FF D8 FF) and PNG (89 50 4E 47)"
@@ -86,11 +88,11 @@ def read_header(blob: bytes) -> FrameHeader:
 
 def _unknown(blob: bytes) -> FrameHeader:
     if blob[:4] == b"RIFF":  # the one prefix that used to mean "WebP" by itself
-        raise ValueError(
+        raise ParameterError(
             "is not a valid WebP image: no RIFF/WEBP signature; a row must be one of "
             f"{KNOWN_FORMATS}"
         )
-    raise ValueError(
+    raise ParameterError(
         f"is in no known image format (first bytes {bytes(blob[:8]).hex(' ')!r}); "
         f"a row must be one of {KNOWN_FORMATS}"
     )
@@ -103,42 +105,48 @@ def _jpeg_header(blob: bytes) -> FrameHeader:
         while position < end and blob[position] == 0xFF:  # fill bytes, then the marker
             position += 1
         if position >= end or blob[position - 1] != 0xFF:
-            raise ValueError("is not a valid JPEG image: truncated or corrupt before its header")
+            raise ParameterError(
+                "is not a valid JPEG image: truncated or corrupt before its header"
+            )
         marker = blob[position]
         position += 1
         if marker in _STANDALONE:
             continue
         if position + 2 > end:
-            raise ValueError("is not a valid JPEG image: truncated before its frame header")
+            raise ParameterError("is not a valid JPEG image: truncated before its frame header")
         length = _BE16.unpack_from(blob, position)[0]
         if marker in _SOF_MARKERS:
             if length < 8 or position + 8 > end:
-                raise ValueError("is not a valid JPEG image: truncated SOF frame header")
+                raise ParameterError("is not a valid JPEG image: truncated SOF frame header")
             precision = blob[position + 2]
             height, width = struct.unpack_from(">HH", blob, position + 3)
             components = blob[position + 7]
             if height == 0 or width == 0:
-                raise ValueError(
+                raise ParameterError(
                     f"is not a valid JPEG image: its frame header declares {width}x{height} (WxH)"
                 )
             if _EOI not in blob[-_JPEG_TAIL:]:
                 # libjpeg decodes a file cut in its scan with a mere warning, the rest gray.
-                raise ValueError("is not a valid JPEG image: truncated (no end-of-image marker)")
+                raise ParameterError(
+                    "is not a valid JPEG image: truncated (no end-of-image marker)"
+                )
             plain = precision == 8 and components == 3 and marker in (0xC0, 0xC1, 0xC2)
             return FrameHeader("jpeg", width, height, plain)
         if marker == _SOS or length < 2:
-            raise ValueError("is not a valid JPEG image: no frame header (SOFn) before its scan")
+            raise ParameterError(
+                "is not a valid JPEG image: no frame header (SOFn) before its scan"
+            )
         position += length
 
 
 def _png_header(blob: bytes) -> FrameHeader:
     if blob[:8] != _PNG_SIGNATURE:
-        raise ValueError("is not a valid PNG image: corrupt signature")
+        raise ParameterError("is not a valid PNG image: corrupt signature")
     if len(blob) < 8 + 4 + _IHDR.size:
-        raise ValueError("is not a valid PNG image: truncated before its IHDR chunk")
+        raise ParameterError("is not a valid PNG image: truncated before its IHDR chunk")
     kind, width, height, depth, colour = _IHDR.unpack_from(blob, 12)
     if kind != b"IHDR" or width == 0 or height == 0:
-        raise ValueError("is not a valid PNG image: no IHDR chunk first")
+        raise ParameterError("is not a valid PNG image: no IHDR chunk first")
     return FrameHeader("png", width, height, plain=depth == 8 and colour == 2)
 
 
@@ -154,27 +162,27 @@ def webp_canvas_size(blob: bytes) -> tuple[int, int]:
             hold an animation.
     """
     if len(blob) < 12 or blob[:4] != b"RIFF" or blob[8:12] != b"WEBP":
-        raise ValueError("is not a valid WebP image: no RIFF/WEBP signature")
+        raise ParameterError("is not a valid WebP image: no RIFF/WEBP signature")
     riff_end = 8 + _U32.unpack_from(blob, 4)[0]
     if riff_end > len(blob):
-        raise ValueError(
+        raise ParameterError(
             f"is not a valid WebP image: truncated (its RIFF header declares {riff_end} bytes, "
             f"it has {len(blob)})"
         )
     fourcc, start, size = _chunk(blob, 12, riff_end)
     if fourcc == b"VP8 ":
         if size < 10 or blob[start + 3 : start + 6] != _VP8_START_CODE or blob[start] & 1:
-            raise ValueError("is not a valid WebP image: corrupt VP8 key frame header")
+            raise ParameterError("is not a valid WebP image: corrupt VP8 key frame header")
         width, height = _VP8_SIZE.unpack_from(blob, start + 6)
         return width & 0x3FFF, height & 0x3FFF
     if fourcc == b"VP8L":
         if size < 5 or blob[start] != _VP8L_SIGNATURE:
-            raise ValueError("is not a valid WebP image: corrupt VP8L header")
+            raise ParameterError("is not a valid WebP image: corrupt VP8L header")
         bits = _U32.unpack_from(blob, start + 1)[0]
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
     if fourcc == b"VP8X":
         if size < 10:
-            raise ValueError("is not a valid WebP image: corrupt VP8X header")
+            raise ParameterError("is not a valid WebP image: corrupt VP8X header")
         animated = bool(blob[start] & _ANIMATION_FLAG)
         position = start + size + size % 2
         # The chunks before the image (ICCP, ALPH, ANIM, ...): a handful of headers at most.
@@ -185,21 +193,21 @@ def webp_canvas_size(blob: bytes) -> tuple[int, int]:
             animated = kind in (b"ANIM", b"ANMF")
             position = at + length + length % 2
         if animated:
-            raise ValueError("is an animated WebP image; a row must hold one still frame")
+            raise ParameterError("is an animated WebP image; a row must hold one still frame")
         width = int.from_bytes(blob[start + 4 : start + 7], "little") + 1
         height = int.from_bytes(blob[start + 7 : start + 10], "little") + 1
         return width, height
-    raise ValueError(f"is not a valid WebP image: unknown first chunk {fourcc!r}")
+    raise ParameterError(f"is not a valid WebP image: unknown first chunk {fourcc!r}")
 
 
 def _chunk(blob: bytes, position: int, end: int) -> tuple[bytes, int, int]:
     """``(fourcc, payload start, payload size)`` of the chunk at ``position``."""
     if position + 8 > end:
-        raise ValueError("is not a valid WebP image: truncated before its image header")
+        raise ParameterError("is not a valid WebP image: truncated before its image header")
     fourcc, size = _CHUNK_HEADER.unpack_from(blob, position)
     start = position + 8
     if start + size > end:
-        raise ValueError(
+        raise ParameterError(
             f"is not a valid WebP image: truncated ({fourcc!r} chunk of {size} bytes, "
             f"{end - start} left)"
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from ..errors import MissingDependencyError, ParameterError, ParameterTypeError, UsageError
 from ..layout import read_layout
 from ..plan.segment_plan import check_integer
 from ..read.windows import VideoWindows
@@ -33,7 +34,7 @@ def _import_ray(what: str) -> Any:
         import ray
         import ray.data  # noqa: F401
     except ImportError as err:
-        raise ImportError(f"{what} needs Ray Data: pip install 'hf-lvf[ray]'") from err
+        raise MissingDependencyError(f"{what} needs Ray Data: pip install 'hf-lvf[ray]'") from err
     return ray
 
 
@@ -103,7 +104,7 @@ def read_windows(
         check_integer("concurrency", concurrency, 1)
     if isinstance(uri, VideoWindows):
         if options:
-            raise TypeError(
+            raise ParameterTypeError(
                 f"read_windows of a VideoWindows takes no view options, got {sorted(options)}"
             )
         windows = uri
@@ -160,6 +161,7 @@ def frame_table(
         ImportError: Ray Data is not installed.
         ValueError: ``columns`` is empty or names a key; a key column is missing; a row names
             a frame ``root`` lacks; with ``root`` and no ``fill``, a frame in no window.
+        TypeError: ``dataset`` is not a Ray Dataset.
 
     Examples:
         >>> scores = frame_table(scored, ["score"], root="clips_root", fill=0.0)  # doctest: +SKIP
@@ -167,13 +169,17 @@ def frame_table(
         ['video_id', 'frame_idx', 'score']
     """
     ray = _import_ray("frame_table")
+    if not isinstance(dataset, ray.data.Dataset):
+        raise ParameterTypeError(f"dataset must be a ray.data.Dataset, got {dataset!r:.80}")
     keys = ["video_id", "frame_indices", "sample_idx"]
     columns = list(columns)
     if not columns or set(columns) & {*keys, "frame_idx"}:
-        raise ValueError(f"columns must name result columns besides the keys, got {columns!r}")
+        raise ParameterError(f"columns must name result columns besides the keys, got {columns!r}")
     missing = [name for name in keys + columns if name not in dataset.schema().names]
     if missing:
-        raise ValueError(f"the dataset has no column {missing[0]!r}; keep {keys} beside results")
+        raise ParameterError(
+            f"the dataset has no column {missing[0]!r}; keep {keys} beside results"
+        )
     parts = ray.get(dataset.select_columns(keys + columns).to_arrow_refs())
     table = pa.concat_tables([p for p in parts if p.num_rows]).combine_chunks()
     frames = np.asarray(_numpy(table.column("frame_indices")), np.int64)
@@ -201,7 +207,7 @@ def frame_table(
     bad = np.flatnonzero((ids[video] != video_id) | (frame_idx >= counts[video]))
     if bad.size:
         k = int(bad[0])
-        raise ValueError(
+        raise ParameterError(
             f"the dataset has frame {int(frame_idx[k])} of video_id {int(video_id[k])}, which "
             f"root {os.fspath(root)!r} does not have"
         )
@@ -212,7 +218,7 @@ def frame_table(
     if fill is None and not covered.all():
         row = int(np.flatnonzero(~covered)[0])
         v = int(np.searchsorted(offsets, row, side="right") - 1)
-        raise ValueError(
+        raise ParameterError(
             f"frame {row - int(offsets[v])} of video_id {int(ids[v])} ({layout.path(v)!r}) is "
             "in no window of the dataset: give fill= for such frames"
         )
@@ -281,7 +287,7 @@ class RayExecutor(Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         if self._shut:
-            raise RuntimeError("cannot submit to a RayExecutor after shutdown")
+            raise UsageError("cannot submit to a RayExecutor after shutdown")
         ref = self._remote.remote(fn, args, kwargs)
         future: Future = Future()
         future.set_running_or_notify_cancel()

@@ -34,6 +34,8 @@ from typing import ParamSpec, TypeVar
 
 import numpy as np
 
+from ..errors import ParameterError, ParameterTypeError
+
 Fetch = Callable[[np.ndarray], list[bytes]]
 # Batches one fetch takes at most (read_ahead's group_rows), and the rows that readers ask
 # a fetch to reach: a remote read of 512 scattered rows costs few more requests than one of
@@ -113,7 +115,7 @@ class FetchAhead:
             value = getattr(self, name)
             integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
             if not integral or value < minimum:
-                raise ValueError(
+                raise ParameterError(
                     f"FetchAhead {name} must be an integer >= {minimum}, got {value!r}"
                 )
 
@@ -123,7 +125,7 @@ class FetchAhead:
         if value is None:
             return cls()
         if not isinstance(value, cls):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"fetch_ahead must be a FetchAhead, e.g. FetchAhead(depth=8), got {value!r}"
             )
         return value

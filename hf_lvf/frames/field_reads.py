@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..errors import ParameterError
 from ..layout.frame_fields import FrameField, field_values, gather_column
 
 
@@ -27,7 +28,7 @@ def select_fields(
         return tuple(fields.values())
     unknown = [name for name in selection if name not in fields]
     if unknown:
-        raise ValueError(
+        raise ParameterError(
             f"frame_fields names {', '.join(map(repr, unknown))}, not a per-frame field of root "
             f"{where!r}; its fields: {', '.join(map(repr, fields)) or 'none'}"
         )

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 from ..layout.frame_fields import FRAME_COLUMNS
 from ..location.store import is_object_store_uri, store_has_table
 from .forks import _enter_lance
@@ -40,7 +40,7 @@ def frame_table_schema(fields: pa.Schema | Iterable[pa.Field] | None = None) -> 
     extra = list(fields or [])
     clash = [f.name for f in extra if f.name in FRAME_COLUMNS]
     if clash:
-        raise ValueError(
+        raise ParameterError(
             f"per-frame column {clash[0]!r} would replace the frame column of that name; "
             f"per-frame columns are named other than {FRAME_COLUMNS}"
         )
@@ -50,7 +50,7 @@ def frame_table_schema(fields: pa.Schema | Iterable[pa.Field] | None = None) -> 
 def check_frame_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` if it is :data:`FRAME_SCHEMA` followed by per-frame columns, else ValueError."""
     if not isinstance(schema, pa.Schema) or list(schema)[:3] != list(FRAME_SCHEMA):
-        raise ValueError(
+        raise ParameterError(
             f"schema must start with the frame columns {FRAME_SCHEMA.names} "
             f"({FRAME_SCHEMA.types}), got {schema!r}"
         )
@@ -145,7 +145,7 @@ def commit_fragments(
     schema = check_frame_schema(schema)
     _enter_lance(str(folder))
     if not fragments:
-        raise ValueError("cannot commit a dataset with no fragments")
+        raise ParameterError("cannot commit a dataset with no fragments")
     operation = lance.LanceOperation.Overwrite(schema, list(fragments))
     ds = lance.LanceDataset.commit(str(folder), operation, storage_options=storage_options)
     referenced = {data_file.path for fragment in fragments for data_file in fragment.files}
@@ -206,7 +206,7 @@ def commit_append(
 
     _enter_lance(str(folder))
     if not fragments:
-        raise ValueError("cannot append no fragments")
+        raise ParameterError("cannot append no fragments")
     options = {"storage_options": storage_options}
     latest = lance.dataset(str(folder), **options)
     if latest.version != base:
@@ -248,7 +248,7 @@ def write_columns(
     for fragment in dataset.get_fragments():
         count = fragment.metadata.physical_rows
         if fragment.metadata.deletion_file is not None:
-            raise ValueError(f"the Lance table of {str(folder)!r} has deleted rows: not a root")
+            raise ParameterError(f"the Lance table of {str(folder)!r} has deleted rows: not a root")
         merge = fragment.merge_columns
         metadata, lance_schema = _write_from(rows.take(count, schema), merge, schema)
         fragments.append(metadata)
@@ -286,9 +286,9 @@ class _Rows:
         while count:
             batch = self._held if self._held is not None else next(self._batches, None)
             if batch is None:
-                raise ValueError(f"the new columns have values for {self.given} rows only")
+                raise ParameterError(f"the new columns have values for {self.given} rows only")
             if batch.schema != schema:
-                raise ValueError(f"a batch of the new columns has the schema {batch.schema}")
+                raise ParameterError(f"a batch of the new columns has the schema {batch.schema}")
             self._held = batch.slice(count) if len(batch) > count else None
             batch = batch.slice(0, count)
             count -= len(batch)
@@ -300,7 +300,7 @@ class _Rows:
             len(b) for b in self._batches
         )
         if extra:
-            raise ValueError(
+            raise ParameterError(
                 f"the new columns have values for {self.given + extra} rows, the table has "
                 f"{num_rows}"
             )

@@ -46,7 +46,9 @@ import numpy as np
 import pyarrow as pa
 
 from .._version import __version__
+from ..errors import ParameterError
 from ..layout import RootLayout, combined_fields, read_layout
+from ..layout.labels import combined_label_names
 from ..location import (
     expand_data_files,
     find_roots,
@@ -59,6 +61,7 @@ from ..location import (
     store_data_files,
 )
 from ..plan.sizes import MIXED_SIZES_HINT
+from ..read.segments import with_class_labels
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig
 from .feature import WindowVideo
@@ -109,7 +112,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 for split, files in find_roots(self.config.data_dir).items()
             }
         else:
-            raise ValueError(_MISSING_DATA)
+            raise ParameterError(_MISSING_DATA)
         return splits
 
     @functools.cached_property
@@ -150,7 +153,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         sizes = {v.frame_size for v in views}
         if len(sizes) > 1:
             shown = ", ".join(f"{h}x{w}" for h, w in sorted(sizes))
-            raise ValueError(
+            raise ParameterError(
                 f"the roots of this dataset have frames of different sizes ({shown}, HxW), so "
                 f"windows cannot share one Array4D shape; {MIXED_SIZES_HINT}"
             )
@@ -173,7 +176,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
         # The per-frame fields (and their masks), after the metadata, as in samples.
         features.update({name: core[name] for name in core if name not in features})
-        return datasets.Features(features)
+        return with_class_labels(datasets.Features(features), combined_label_names(self._layouts))
 
     # --- datasets hooks -----------------------------------------------------------------
 
@@ -353,7 +356,7 @@ def _resolve_data_arguments(arguments: dict[str, Any]) -> dict[str, list] | None
     data_dir = arguments.get("data_dir") or None  # "" too: never the working directory
     data_files = arguments.get("data_files") or None
     if data_dir is None and data_files is None:
-        raise ValueError(_MISSING_DATA)
+        raise ParameterError(_MISSING_DATA)
     arguments["data_dir"] = data_dir
     if is_store_data(data_dir, data_files):
         options = getattr(arguments.get("download_config"), "storage_options", None)

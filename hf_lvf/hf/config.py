@@ -8,6 +8,7 @@ from typing import Literal
 
 import datasets
 
+from ..errors import ParameterError
 from ..plan.offsets import TOLERANCE_S
 from ..plan.segment_plan import WindowParams
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
@@ -20,7 +21,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
 
     Args:
-        window_length: frames per window (>= 1).
+        window_length: frames per window (>= 1). The default, 1, is stated, not guessed:
+            each frame is its own sample (a dataset of frames, like an image folder). A video
+            model wants its clip length: ``window_length=16``.
         frame_skip: frames skipped between two frames of a window (>= 0).
         hop_size: frames between the starts of consecutive windows of a video (>= 1).
         min_video_frames: videos with fewer frames yield no window.
@@ -79,7 +82,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             or not isinstance(self.shard_windows, int)
             or self.shard_windows < 1
         ):
-            raise ValueError(f"shard_windows must be an integer >= 1, got {self.shard_windows!r}")
+            raise ParameterError(
+                f"shard_windows must be an integer >= 1, got {self.shard_windows!r}"
+            )
 
     @property
     def params(self) -> WindowParams:
@@ -105,7 +110,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
         if streaming:
             return
         if self.sampling != "windows":
-            raise ValueError(
+            raise ParameterError(
                 f"sampling={self.sampling!r} is read with streaming=True (or through "
                 "hf_lvf.VideoWindows / to_iterable_dataset); a map-style dataset plans windows"
             )

@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import ParameterError, ParameterTypeError, UsageError
 from ..layout import RootLayout
 from ..plan.segment_plan import WindowParams
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
@@ -109,19 +110,19 @@ class WindowVideo:
             self.array = datasets.features.features.generate_from_dict(dict(self.array))
         if self.array is not None:
             if not isinstance(self.array, datasets.Array4D):
-                raise TypeError(f"array must be a datasets.Array4D, got {self.array!r}")
+                raise ParameterTypeError(f"array must be a datasets.Array4D, got {self.array!r}")
             shape = tuple(int(s) for s in self.array.shape)
             if len(shape) != 4 or shape[3] != 3 or min(shape) < 1 or self.array.dtype != "uint8":
-                raise ValueError(
+                raise ParameterError(
                     f"array must be Array4D((window_length, H, W, 3), 'uint8'), got {self.array!r}"
                 )
             self.array = datasets.Array4D(shape=shape, dtype="uint8")
         if isinstance(self.frame_skip, bool) or not isinstance(self.frame_skip, int):
-            raise TypeError(f"frame_skip must be an integer >= 0, got {self.frame_skip!r}")
+            raise ParameterTypeError(f"frame_skip must be an integer >= 0, got {self.frame_skip!r}")
         if self.frame_skip < 0:
-            raise ValueError(f"frame_skip must be >= 0, got {self.frame_skip!r}")
+            raise ParameterError(f"frame_skip must be >= 0, got {self.frame_skip!r}")
         if isinstance(self.roots, str) or not all(isinstance(r, str) for r in self.roots):
-            raise TypeError(f"roots must be a sequence of root URIs, got {self.roots!r}")
+            raise ParameterTypeError(f"roots must be a sequence of root URIs, got {self.roots!r}")
         self.roots = tuple(self.roots)
         check_crop(self.crop)
         self.max_frame_pixels = check_limit("max_frame_pixels", self.max_frame_pixels)
@@ -160,9 +161,9 @@ class WindowVideo:
         if isinstance(value, np.ndarray):
             reference = self._reference_of(value)
             if reference is None:
-                raise ValueError(self._not_a_reference_message())
+                raise ParameterError(self._not_a_reference_message())
             return reference
-        raise TypeError(
+        raise ParameterTypeError(
             f"a WindowVideo value must be a reference dict or a decoded window, got "
             f"{type(value).__name__}"
         )
@@ -184,7 +185,7 @@ class WindowVideo:
             names = [storage.type.field(i).name for i in range(storage.type.num_fields)]
             missing = [name for name in REFERENCE_FIELDS if name not in names]
             if missing:
-                raise TypeError(
+                raise ParameterTypeError(
                     f"cannot cast {storage.type} to WindowVideo: missing field(s) {missing}"
                     + (_OLD_REFERENCES if "root" in names else "")
                 )
@@ -194,7 +195,7 @@ class WindowVideo:
             )
         if _is_list_type(storage.type):
             return self._references_of_pixels(storage)
-        raise TypeError(f"cannot cast {storage.type} to WindowVideo")
+        raise ParameterTypeError(f"cannot cast {storage.type} to WindowVideo")
 
     def flatten(self) -> WindowVideo | dict[str, datasets.Value]:
         """The reference's fields when not decoding (as ``Image`` does)."""
@@ -218,7 +219,7 @@ class WindowVideo:
             FrameDecodeError, ForkSafetyError: see :meth:`hf_lvf.VideoWindows.take`.
         """
         if not self.decode:
-            raise RuntimeError("decode_example on a WindowVideo(decode=False) feature")
+            raise UsageError("decode_example on a WindowVideo(decode=False) feature")
         stamp, video_idx, start_frame = self._resolve(value)
         view = self._view(stamp)
         pixels = view._read_ahead(window_index(view, video_idx, start_frame))  # and the next
@@ -234,7 +235,7 @@ class WindowVideo:
             writable), or, when some value is ``None``, a list of arrays and ``None``.
         """
         if not self.decode:
-            raise RuntimeError("decode_batch_of on a WindowVideo(decode=False) feature")
+            raise UsageError("decode_batch_of on a WindowVideo(decode=False) feature")
         params, size = self._params(), self._size()
         by_root: dict[RootStamp, list[tuple[int, int, int]]] = {}
         for position, value in enumerate(values):
@@ -266,7 +267,7 @@ class WindowVideo:
 
     def _resolve(self, value: Mapping[str, Any]) -> tuple[RootStamp, int, int]:
         if self.array is None:
-            raise ValueError(
+            raise ParameterError(
                 "this WindowVideo has no array to decode with; decode with the dataset's own "
                 "feature (ds.features['video']), or read references with WindowVideo(decode=False)"
             )
@@ -305,12 +306,12 @@ class WindowVideo:
     def _references_of_pixels(self, storage: pa.Array) -> pa.StructArray:
         windows = _list_array_to_windows(storage, self.array.shape if self.array else None)
         if windows is None:
-            raise TypeError(self._not_a_reference_message())
+            raise ParameterTypeError(self._not_a_reference_message())
         rows = []
         for b in range(len(storage)):
             reference = self._reference_of(windows[b])
             if reference is None:
-                raise TypeError(self._not_a_reference_message())
+                raise ParameterTypeError(self._not_a_reference_message())
             rows.append(reference)
         return pa.array(rows, type=self.pa_type)
 

@@ -61,7 +61,7 @@ from datasets.iterable_dataset import ExamplesIterable
 from datasets.iterable_dataset import _BaseExamplesIterable as BaseExamplesIterable
 from datasets.utils.sharding import _merge_gen_kwargs, _shuffle_gen_kwargs, _split_gen_kwargs
 
-from . import combining
+from . import carry, combining
 from .formatters import (
     WINDOW_FEATURES,
     WindowAwareNumpyFormatter,
@@ -194,7 +194,7 @@ class _SafePools:
         context = self._module.get_context("forkserver")
         # Imported once by the server (which never uses Lance), not by every worker (~1 s).
         context.set_forkserver_preload(["__main__", "datasets", "hf_lvf"])
-        return context.Pool(*args, **kwargs)
+        return carry.ByValuePool(context.Pool(*args, **kwargs))
 
 
 def register_packaged_module(

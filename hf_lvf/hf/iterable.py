@@ -36,6 +36,7 @@ from typing import Any
 import datasets
 import numpy as np
 
+from ..errors import ParameterError, ParameterTypeError
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
 from ..plan.segment_plan import check_integer
 from ..read import windows as _windows
@@ -230,7 +231,7 @@ def to_iterable_dataset(
     chosen window once.
     """
     if not isinstance(shuffle, bool):
-        raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
+        raise ParameterTypeError(f"shuffle must be True or False, got {shuffle!r}")
     if seed is not None:
         seed = check_integer("seed", seed, 0)
     elif shuffle:
@@ -246,7 +247,7 @@ def to_iterable_dataset(
         num_shards = default_num_shards(total)
     num_shards = check_integer("num_shards", num_shards, 1)
     if num_shards > total:
-        raise ValueError(
+        raise ParameterError(
             f"num_shards must be <= the number of windows ({total}), got {num_shards!r}"
         )
     iterable = _PermutedWindows(
@@ -274,10 +275,10 @@ def clip_options(
     """
     check_integer("clip_seed", clip_seed, 0)
     if clip_sampling not in CLIP_MODES:
-        raise ValueError(f"clip_sampling must be 'random' or 'uniform', got {clip_sampling!r}")
+        raise ParameterError(f"clip_sampling must be 'random' or 'uniform', got {clip_sampling!r}")
     if clips_per_video is None:
         if clip_sampling != "random" or clip_seed != 0:
-            raise ValueError(
+            raise ParameterError(
                 f"clip_sampling={clip_sampling!r} and clip_seed={clip_seed!r} apply only with "
                 "clips_per_video= (clips of each video per epoch); pass it, or leave them unset"
             )

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import ParameterError, ParameterTypeError
 from ..layout import RootLayout, read_layout
 from ..read.spans import span_columns, span_fields
 from ..read.windows import VideoWindows
@@ -94,9 +95,13 @@ def relocate_roots(
         >>> ds = datasets.load_from_disk("saved/")  # doctest: +SKIP
         >>> ds = hf_lvf.relocate_roots(ds, {"/old/disk/clips/train": "/new/disk/clips/train"})
     """
+    if not isinstance(dataset, datasets.Dataset):
+        raise ParameterTypeError(f"dataset must be a datasets.Dataset, got {dataset!r:.80}")
     columns = [name for name, f in dataset.features.items() if isinstance(f, WindowVideo)]
     if not columns:
-        raise ValueError(f"relocate_roots needs a dataset with a WindowVideo column, got {dataset}")
+        raise ParameterError(
+            f"relocate_roots needs a dataset with a WindowVideo column, got {dataset}"
+        )
     targets = {_absolute(old): read_layout(_absolute(new)) for old, new in moves.items()}
     stamps = {old: stamp_of(layout) for old, layout in targets.items()}
 
@@ -143,13 +148,13 @@ def _check_copy(
     """Refuse ``layout`` as the new place of root ``old`` unless it holds the same videos."""
     versions = set(pc.unique(refs.field("lance_version")).to_pylist())
     if versions != {stamp.lance_version}:
-        raise ValueError(
+        raise ParameterError(
             f"root {stamp.uri!r} is not a copy of {old!r}: its _metadata.json names Lance version "
             f"{stamp.lance_version or 'none'}, the references were made at {sorted(versions)}"
         )
     video_idx = refs.field("video_idx").to_numpy(zero_copy_only=False)
     if video_idx.size and int(video_idx.max()) >= len(layout):
-        raise ValueError(
+        raise ParameterError(
             f"root {stamp.uri!r} is not a copy of {old!r}: it has {len(layout)} videos, the "
             f"references name video {int(video_idx.max())}"
         )
@@ -160,7 +165,7 @@ def _check_copy(
     differ = pc.fill_null(pc.not_equal(there.cast(here.type), here), True)
     if pc.any(differ).as_py():
         first = pc.index(differ, True).as_py()
-        raise ValueError(
+        raise ParameterError(
             f"root {stamp.uri!r} is not a copy of {old!r}: video {int(video_idx[first])} is "
             f"{there[first].as_py()!r} there, {here[first].as_py()!r} in the dataset"
         )

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import LayoutError, RootNotFoundError
+from ..errors import LayoutError, ParameterError, ParameterTypeError, RootNotFoundError
 from ..frames import pinned_version, referenced_data_files, version_row_count
 from ..layout import RootLayout, read_layout
 from ..location import METADATA_FILENAME, legacy_file_identity, root_file_identity
@@ -127,7 +127,9 @@ def parse_reference(value: Mapping[str, Any]) -> tuple[RootStamp, int, int]:
                 f"reference {dict(value)!r} was stored by an older hf_lvf (a root index, no root "
                 f"identity), which cannot tell which root it points into; {REOPEN_HINT}"
             )
-        raise TypeError(f"a WindowVideo reference needs the keys {REFERENCE_FIELDS}, got {value!r}")
+        raise ParameterTypeError(
+            f"a WindowVideo reference needs the keys {REFERENCE_FIELDS}, got {value!r}"
+        )
     stamp = RootStamp(str(value["root"]), int(value["root_id"]), int(value["lance_version"]))
     return stamp, int(value["video_idx"]), int(value["start_frame"])
 
@@ -237,7 +239,7 @@ def window_index(view: VideoWindows, video_idx: int, start_frame: int) -> int:
     if not 0 <= video_idx < len(plan.windows_per_video) or not (
         0 <= start_frame < int(plan.windows_per_video[video_idx])
     ):
-        raise ValueError(
+        raise ParameterError(
             f"reference (video_idx={video_idx}, start_frame={start_frame}) is not a window of "
             f"root {view.uri!r} with window_length={view.params.window_length}, "
             f"frame_skip={view.params.frame_skip}"

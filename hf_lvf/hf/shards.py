@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..plan.clips import ClipMode, ClipSampling, clip_shards
 from ..plan.timeline import ShortVideos, check_fps, check_short_videos
 from ..read.windows import VideoWindows
@@ -73,7 +74,7 @@ class ClipConfig:
         """Raise if random clips are asked of a map-style dataset (whose rows are fixed)."""
         clips = self.clips
         if not streaming and clips is not None and clips.redraws:
-            raise ValueError(
+            raise ParameterError(
                 f"clip_sampling='random' (clips_per_video={clips.clips_per_video}) draws new "
                 "clips every epoch, which a map-style dataset's fixed rows cannot; pass "
                 "streaming=True (set_epoch draws the epoch's clips), or sample a VideoWindows "

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ParameterError
+
 
 @dataclass(frozen=True)
 class VideoRows:
@@ -37,7 +39,7 @@ def video_rows(dataset: Any) -> VideoRows:
     features = dataset.features or {}
     videos = [name for name, kind in features.items() if isinstance(kind, datasets.Video)]
     if len(videos) != 1:
-        raise ValueError(
+        raise ParameterError(
             f"a dataset to convert needs exactly one Video column, got {videos!r} (columns: "
             f"{list(features)!r}); select one with dataset.select_columns(...)"
         )

@@ -17,6 +17,7 @@ from ..errors import LayoutError
 from ..location import METADATA_FILENAME, join_uri
 from ..plan.sizes import frame_pixels_problem
 from .cache import TableSource, cache_dir, raw_entry_objects, read_layout, wait_for_writes
+from .labels import combined_label_names, label_names
 from .parse import LAYOUT_NAME, SAMPLE_KEYS, parse_entry
 from .table import MISSING_VALUES, FieldKinds, RootLayout, VideoInfo, combined_fields, field_dtype
 
@@ -71,6 +72,8 @@ __all__ = [
     "check_frame_pixels",
     "check_row_count",
     "combined_fields",
+    "combined_label_names",
+    "label_names",
     "field_dtype",
     "join_uri",
     "parse_entry",

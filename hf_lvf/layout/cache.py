@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterTypeError
 from ..location import (
     METADATA_FILENAME,
     cache_dir,
@@ -102,7 +102,11 @@ def read_layout(uri: str, *, storage_options: Mapping[str, str] | None = None) -
     Raises:
         RootNotFoundError: there is no ``_metadata.json`` at ``uri``.
         LayoutError: see :func:`hf_lvf.layout.parse.parse_metadata`.
+        ParameterTypeError: ``uri`` is not a string or path.
     """
+    if not isinstance(uri, (str, os.PathLike)):
+        raise ParameterTypeError(f"uri must be a path or URL string, got {uri!r}")
+    uri = os.fspath(uri)
     options = tuple(sorted((storage_options or {}).items()))
     identity = root_file_identity(uri, METADATA_FILENAME, storage_options, read=False)
     if identity is not None:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError, ParameterTypeError
 
 #: The columns of every root; any other column is a per-frame field.
 FRAME_COLUMNS = ("video_id", "frame_idx", "bytes")
@@ -165,13 +165,13 @@ def _arrow_values(name: str, values: Any, num_frames: int, where: str) -> pa.Arr
         values = values.combine_chunks()
     if isinstance(values, pa.Array):
         if _value_kind(values.type) is None:
-            raise TypeError(
+            raise ParameterTypeError(
                 f"per-frame field {name!r} of {where} has type {values.type}, which a per-frame "
                 "field cannot have: numeric or bool scalars, fixed-size lists and fixed-shape "
                 "tensors of them, and strings are supported (FORMAT.md)"
             )
         if values.null_count:
-            raise ValueError(
+            raise ParameterError(
                 f"per-frame field {name!r} of {where} has {values.null_count} null values: "
                 "every frame needs one"
             )
@@ -183,7 +183,7 @@ def _arrow_values(name: str, values: Any, num_frames: int, where: str) -> pa.Arr
         if data.dtype.kind in "US":
             array = pa.array(data.astype(str).tolist(), type=pa.string())
         elif data.dtype.kind not in "biuf" or data.ndim < 1:
-            raise TypeError(
+            raise ParameterTypeError(
                 f"per-frame field {name!r} of {where} must be an array of numbers or bools of "
                 f"shape (T, ...) or a list of T strings, got {type(values).__name__} of dtype "
                 f"{data.dtype}"
@@ -194,7 +194,7 @@ def _arrow_values(name: str, values: Any, num_frames: int, where: str) -> pa.Arr
                 flat = pa.FixedSizeListArray.from_arrays(flat, int(size))
             array = flat
     if len(array) != num_frames:
-        raise ValueError(
+        raise ParameterError(
             f"per-frame field {name!r} of {where} has {len(array)} values for {num_frames} "
             "frames: one value per frame"
         )
@@ -221,7 +221,7 @@ def frame_columns(arrays: Mapping[str, Any], num_frames: int, *, where: str) -> 
     for name, values in arrays.items():
         parts = name.split(".") if isinstance(name, str) else []
         if not parts or not all(parts) or parts[0] in FRAME_COLUMNS:
-            raise ValueError(
+            raise ParameterError(
                 f"per-frame field name {name!r} of {where} must be a non-empty str, not one of "
                 f"{FRAME_COLUMNS}, without empty parts between dots"
             )
@@ -229,9 +229,11 @@ def frame_columns(arrays: Mapping[str, Any], num_frames: int, *, where: str) -> 
         for part in parts[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ValueError(f"per-frame field {name!r} of {where} is inside another field")
+                raise ParameterError(f"per-frame field {name!r} of {where} is inside another field")
         if parts[-1] in node:
-            raise ValueError(f"per-frame field {name!r} of {where} is given twice or is a struct")
+            raise ParameterError(
+                f"per-frame field {name!r} of {where} is given twice or is a struct"
+            )
         node[parts[-1]] = _arrow_values(name, values, num_frames, where)
 
     def build(node: Any) -> pa.Array:

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import ParameterError, WindowIndexError
 from ..location import METADATA_FILENAME, join_uri
 
 MISSING_VALUES: dict[str, Any] = {"int64": -1, "int8": -1, "float64": float("nan"), "string": ""}
@@ -114,7 +115,7 @@ def field_dtype(name: str, kinds: FieldKinds, num_videos: int) -> str:
     if seen <= {"int", "float"}:
         return "float64"
     names = ", ".join(sorted(seen))
-    raise ValueError(f"metadata field {name!r} mixes value types across videos: {names}")
+    raise ParameterError(f"metadata field {name!r} mixes value types across videos: {names}")
 
 
 def combined_fields(layouts: Iterable[RootLayout]) -> dict[str, str]:
@@ -345,7 +346,7 @@ class _Entries(Sequence[VideoInfo]):
         n = len(self)
         i = int(index) + n if int(index) < 0 else int(index)
         if not 0 <= i < n:
-            raise IndexError(f"video index {index} is out of range for {n} videos")
+            raise WindowIndexError(f"video index {index} is out of range for {n} videos")
         return self._layout.source.entry(i)
 
     def __iter__(self) -> Iterator[VideoInfo]:

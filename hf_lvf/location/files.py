@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import LayoutError, RootNotFoundError
+from ..errors import LayoutError, ParameterError, RootNotFoundError
 from .digests import PendingDigest, content_digest, read_with_digest, remembered_digest
 from .hints import videos_hint
 from .hub import download_root, list_file_entries, read_hub_file
@@ -226,6 +226,6 @@ def local_copy(
         return download_root(uri, token=token)
     if is_object_store_uri(uri):
         if cache_dir is None:
-            raise ValueError(f"copying {uri!r} needs a cache_dir")
+            raise ParameterError(f"copying {uri!r} needs a cache_dir")
         return download_store_root(uri, cache_dir, storage_options)
     return None

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HubError, RootNotFoundError
+from ..errors import HubError, ParameterError, RootNotFoundError
 from ._calls import hub_errors, is_entry_not_found, with_retries
 from .paths import METADATA_FILENAME, REPO_TYPE, HubPath, parse_hub_uri
 
@@ -116,7 +116,7 @@ def pin_roots(
         path = parse_hub_uri(uri)
         asked = [r for r in (revision, path.revision, base.get("hf_revision")) if r is not None]
         if len(set(asked)) > 1:
-            raise ValueError(
+            raise ParameterError(
                 f"conflicting revisions for {uri!r}: revision={revision!r}, '@' in the URI "
                 f"{path.revision!r}, storage_options['hf_revision']={base.get('hf_revision')!r}; "
                 "give one"
@@ -162,7 +162,7 @@ def fetch_hub_file(path: str, storage_options: Mapping[str, str] | None = None) 
     token = options.get("hf_token")
     folder, _, filename = where.path_in_repo.rpartition("/")
     if not filename:
-        raise ValueError(f"{path!r} names no file in the repo")
+        raise ParameterError(f"{path!r} names no file in the repo")
     root = HubPath(where.repo_id, folder, revision)
     try:
         what = f"{path!r} at revision {revision or 'main'!r}"

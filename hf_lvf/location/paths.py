@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ..errors import ParameterError
+
 REPO_TYPE = "dataset"
 # The file that makes a folder a root (FORMAT.md); everything else is Lance's.
 METADATA_FILENAME = "_metadata.json"
@@ -65,13 +67,13 @@ def parse_hub_uri(uri: str) -> HubPath:
         ValueError: ``uri`` is not of that form (only dataset repos hold roots).
     """
     if not isinstance(uri, str) or not uri.startswith(_URI_PREFIX):
-        raise ValueError(
+        raise ParameterError(
             f"a hub root must look like 'hf://datasets/<namespace>/<name>[@<revision>][/<path>]', "
             f"got {uri!r}"
         )
     parts = uri[len(_URI_PREFIX) :].split("/")
     if len(parts) < 2 or not parts[0] or not parts[1]:
-        raise ValueError(
+        raise ParameterError(
             f"a hub root must name a repo: 'hf://datasets/<namespace>/<name>[/<path>]', got {uri!r}"
         )
     namespace, name, rest = parts[0], parts[1], parts[2:]
@@ -87,10 +89,10 @@ def parse_hub_uri(uri: str) -> HubPath:
             )
         revision = unquote(revision)
         if not revision or not name:
-            raise ValueError(f"empty repo name or revision in hub root {uri!r}")
+            raise ParameterError(f"empty repo name or revision in hub root {uri!r}")
     path = "/".join(rest).strip("/")
     if path and any(p in ("", ".", "..") for p in path.split("/")):
-        raise ValueError(f"the path in hub root {uri!r} has empty, '.' or '..' segments")
+        raise ParameterError(f"the path in hub root {uri!r} has empty, '.' or '..' segments")
     return HubPath(f"{namespace}/{name}", path, revision)
 
 
@@ -107,7 +109,7 @@ def lance_location(uri: str, storage_options: Mapping[str, str] | None) -> tuple
     if path.revision is None:
         return uri, options
     if options.get("hf_revision", path.revision) != path.revision:
-        raise ValueError(
+        raise ParameterError(
             f"conflicting revisions for {uri!r}: storage_options['hf_revision']="
             f"{options['hf_revision']!r}"
         )

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import RootNotFoundError
+from ..errors import ParameterError, RootNotFoundError
 from .hints import video_files_hint, videos_hint
 from .hub import list_files, resolve_revision
 from .paths import METADATA_FILENAME, HubPath, is_hub_uri, parse_hub_uri
@@ -176,7 +176,7 @@ def find_roots(data_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
         if not roots:
             continue
         if not _SPLIT_NAME.match(sub.name):
-            raise ValueError(
+            raise ParameterError(
                 f"folder {str(sub)!r} holds roots but its name is not a valid split name "
                 f"(letters, digits, '_', dots between words)"
             )
@@ -210,7 +210,7 @@ def expand_data_files(data_files: Any, base: Path) -> Any:
 
     def expand(pattern: Any) -> list[Any]:
         if isinstance(pattern, (str, os.PathLike)) and not str(pattern).strip():
-            raise ValueError(
+            raise ParameterError(
                 f"data_files holds an empty path {pattern!r}: give roots (folders) or their "
                 f"{METADATA_FILENAME}, never '' (that would be the working directory)"
             )
@@ -277,7 +277,7 @@ def store_data_files(
         for name in list_store_folders(folder, storage_options):
             roots = [] if name.startswith(".") else sub_roots(f"{folder}/{name}")
             if roots and not _SPLIT_NAME.match(name):
-                raise ValueError(
+                raise ParameterError(
                     f"folder {folder}/{name} holds roots but its name is not a valid split name "
                     "(letters, digits, '_', dots between words)"
                 )
@@ -294,7 +294,7 @@ def store_data_files(
     def resolve(pattern: Any) -> list[tuple[str, str]]:
         text = str(pattern)
         if not is_object_store_uri(text) or _GLOB_CHARS.search(text):
-            raise ValueError(
+            raise ParameterError(
                 f"data_files on an object store must all be s3://, gs:// or az:// roots, folders "
                 f"of roots or {METADATA_FILENAME} files, without glob patterns; got {text!r}"
             )

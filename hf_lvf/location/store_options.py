@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ParameterError
+
 STORE_SCHEMES = ("s3", "gs", "az")
 _ENV_PREFIXES = {"s3": "AWS_", "gs": "GOOGLE_", "az": "AZURE_"}
 CALL_TIMEOUT_S = 60.0  # a try of any call to a store
@@ -82,12 +84,12 @@ def parse_store_uri(uri: str) -> StoreURL:
         ValueError: not an object-store URL, no bucket, or ``.``/``..``/empty segments.
     """
     if not is_object_store_uri(uri):
-        raise ValueError(f"not an object-store URL (s3://, gs://, az://): {uri!r}")
+        raise ParameterError(f"not an object-store URL (s3://, gs://, az://): {uri!r}")
     scheme, rest = uri.split("://", 1)
     bucket, _, key = rest.partition("/")
     key = key.strip("/")
     if not bucket or (key and any(p in ("", ".", "..") for p in key.split("/"))):
-        raise ValueError(f"an object-store URL must be {scheme}://<bucket>/<key>, got {uri!r}")
+        raise ParameterError(f"an object-store URL must be {scheme}://<bucket>/<key>, got {uri!r}")
     return StoreURL(scheme, bucket, key)
 
 

@@ -31,6 +31,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..errors import ParameterError, ParameterTypeError
 from .segment_plan import SegmentPlan
 
 ClipMode = Literal["random", "uniform"]
@@ -43,7 +44,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 def check_int(name: str, value: object, minimum: int) -> int:
     """``value`` as an int, or a ``ValueError`` naming ``name`` and the value."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -65,7 +66,7 @@ class ClipSampling:
             self, "clips_per_video", check_int("clips_per_video", self.clips_per_video, 1)
         )
         if self.mode not in CLIP_MODES:
-            raise ValueError(f"clip_sampling must be 'random' or 'uniform', got {self.mode!r}")
+            raise ParameterError(f"clip_sampling must be 'random' or 'uniform', got {self.mode!r}")
 
     @property
     def redraws(self) -> bool:
@@ -103,13 +104,13 @@ class ClipSampling:
         n_videos = len(plan.windows_per_video)
         first, stop = (0, n_videos) if videos is None else (int(videos[0]), int(videos[1]))
         if not 0 <= first <= stop <= n_videos:
-            raise ValueError(f"videos must be a range within [0, {n_videos}], got {videos!r}")
+            raise ParameterError(f"videos must be a range within [0, {n_videos}], got {videos!r}")
         counts = np.asarray(plan.windows_per_video[first:stop], np.int64)
         starts = np.asarray(plan.first_window[first:stop], np.int64)
         if self.mode == "uniform":
             return _uniform(counts, starts, self.clips_per_video)
         if rng is None:
-            raise TypeError("clip_sampling='random' needs rng= (seeded with the epoch)")
+            raise ParameterTypeError("clip_sampling='random' needs rng= (seeded with the epoch)")
         base = rng.integers(0, 2**64, dtype=np.uint64)
         return _random(counts, starts, self.clips_per_video, base, first)
 

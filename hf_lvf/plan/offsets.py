@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 
 #: LeRobot's default tolerance of ``delta_timestamps`` (seconds).
 TOLERANCE_S = 1e-4
@@ -30,17 +30,17 @@ IS_PAD = "_is_pad"
 
 def _offsets(option: str, key: object, values: object, kind: type) -> tuple:
     if not isinstance(key, str) or not key:
-        raise ValueError(f"{option} keys must be field names (str), got {key!r}")
+        raise ParameterError(f"{option} keys must be field names (str), got {key!r}")
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ValueError(f"{option}[{key!r}] must be a list of offsets, got {values!r}")
+        raise ParameterError(f"{option}[{key!r}] must be a list of offsets, got {values!r}")
     values = tuple(values)
     if not values:
-        raise ValueError(f"{option}[{key!r}] is empty: give at least one offset")
+        raise ParameterError(f"{option}[{key!r}] is empty: give at least one offset")
     for value in values:
         ok = isinstance(value, kind) and not isinstance(value, bool)
         if not ok or (kind is numbers.Real and not math.isfinite(float(value))):
             what = "integers (frames)" if kind is numbers.Integral else "finite seconds"
-            raise ValueError(f"{option}[{key!r}] holds {value!r}: offsets are {what}")
+            raise ParameterError(f"{option}[{key!r}] holds {value!r}: offsets are {what}")
     return values
 
 
@@ -63,11 +63,11 @@ def check_offsets(
             out.append({})
             continue
         if not isinstance(given, Mapping):
-            raise ValueError(f"{option} must be a dict of field name to offsets, got {given!r}")
+            raise ParameterError(f"{option} must be a dict of field name to offsets, got {given!r}")
         out.append({key: _offsets(option, key, values, kind) for key, values in given.items()})
     both = sorted(set(out[0]) & set(out[1]))
     if both:
-        raise ValueError(f"{both[0]!r} is in both frame_offsets and delta_timestamps: give one")
+        raise ParameterError(f"{both[0]!r} is in both frame_offsets and delta_timestamps: give one")
     frames = {key: tuple(int(v) for v in values) for key, values in out[0].items()}
     return frames, {key: tuple(float(v) for v in values) for key, values in out[1].items()}
 
@@ -86,7 +86,7 @@ def seconds_to_frames(
     off = np.flatnonzero(np.abs(ticks - frames) / fps > tolerance_s)
     if off.size:
         value = seconds[int(off[0])]
-        raise ValueError(
+        raise ParameterError(
             f"delta_timestamps[{key!r}] holds {value!r} s, which is not a multiple of 1/{fps!r} s "
             f"(the video's frame rate) within tolerance_s={tolerance_s!r}: the nearest are "
             f"{math.floor(value * fps) / fps!r} and {math.ceil(value * fps) / fps!r}"

@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..errors import ParameterError, ParameterTypeError, WindowIndexError
 from .timeline import ShortVideos, Timeline, check_fps, check_short_videos, make_timeline
 
 Sampling = Literal["windows", "every_frame"]
@@ -23,16 +24,16 @@ SAMPLINGS = ("windows", "every_frame")
 
 def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
     return int(value)
 
 
 def check_integer(name: str, value: object, minimum: int) -> int:
     """``value`` as an int, or a ``ValueError`` naming ``name``: an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -79,11 +80,13 @@ class WindowParams:
         object.__setattr__(self, "fps", check_fps(self.fps))
         check_windows_in(self.windows_in, self.short_videos, self.fps)
         if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling must be 'windows' or 'every_frame', got {self.sampling!r}")
+            raise ParameterError(
+                f"sampling must be 'windows' or 'every_frame', got {self.sampling!r}"
+            )
         if self.sampling == "every_frame" and self.windows_in != "videos":
-            raise ValueError("sampling='every_frame' plans whole videos: windows_in='videos'")
+            raise ParameterError("sampling='every_frame' plans whole videos: windows_in='videos'")
         if self.sampling == "every_frame" and self.hop_size != 1:
-            raise ValueError(
+            raise ParameterError(
                 f"sampling='every_frame' plans one sample per frame: hop_size must be 1, "
                 f"got {self.hop_size!r}"
             )
@@ -143,14 +146,14 @@ class SegmentPlan:
         if idx.dtype.kind not in "iu":
             if idx.size == 0:
                 return idx.astype(np.int64)
-            raise TypeError(f"window indices must be integers, got dtype {idx.dtype}")
+            raise ParameterTypeError(f"window indices must be integers, got dtype {idx.dtype}")
         idx = idx.astype(np.int64, copy=True)
         n = len(self)
         idx[idx < 0] += n
         bad = (idx < 0) | (idx >= n)
         if bad.any():
             first = np.asarray(indices).reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
-            raise IndexError(f"window index {int(first)} is out of range for {n} windows")
+            raise WindowIndexError(f"window index {int(first)} is out of range for {n} windows")
         return idx
 
     def locate(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -256,10 +259,10 @@ def check_windows_in(windows_in: object, short_videos: str = "drop", fps: object
     """``windows_in`` as given, or a ``ValueError``: ``"videos"`` or ``"spans"``, the latter
     without ``short_videos="pad"`` or ``fps`` (a span is cut in its stored frames)."""
     if windows_in not in ("videos", "spans"):
-        raise ValueError(f"windows_in must be 'videos' or 'spans', got {windows_in!r}")
+        raise ParameterError(f"windows_in must be 'videos' or 'spans', got {windows_in!r}")
     if windows_in == "spans" and (short_videos != "drop" or fps is not None):
         option = "short_videos='pad'" if short_videos != "drop" else f"fps={fps!r}"
-        raise ValueError(
+        raise ParameterError(
             f"windows_in='spans' cuts spans in their stored frames and takes no {option}; "
             "leave it unset"
         )
@@ -276,7 +279,7 @@ def check_frame_size(frame_size: object) -> tuple[int, int] | None:
         or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in frame_size)
         or min(frame_size) < 1
     ):
-        raise ValueError(
+        raise ParameterError(
             f"frame_size must be a pair of positive integers (H, W), got {frame_size!r}"
         )
     return int(frame_size[0]), int(frame_size[1])

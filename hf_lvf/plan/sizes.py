@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..errors import ParameterError
 from .segment_plan import check_frame_size
 
 DEFAULT_MAX_FRAME_PIXELS = 2**25
@@ -69,7 +70,7 @@ class FrameSizing:
 
     def __post_init__(self) -> None:
         if not isinstance(self.decode_scaled, bool):
-            raise ValueError(f"decode_scaled must be True or False, got {self.decode_scaled!r}")
+            raise ParameterError(f"decode_scaled must be True or False, got {self.decode_scaled!r}")
         object.__setattr__(self, "frame_size", check_frame_size(self.frame_size))
         check_crop(self.crop)
         object.__setattr__(
@@ -80,14 +81,14 @@ class FrameSizing:
                 self, "max_batch_bytes", check_limit("max_batch_bytes", self.max_batch_bytes)
             )
         if self.crop != "none" and self.frame_size is None:
-            raise ValueError(
+            raise ParameterError(
                 f"crop={self.crop!r} needs frame_size=(H, W), the size to crop to; e.g. "
                 "frame_size=(224, 224), crop='center'"
             )
         if self.frame_size is not None:
             problem = frame_pixels_problem(*self.frame_size, self.max_frame_pixels)
             if problem is not None:
-                raise ValueError(f"frame_size={self.frame_size!r} is {problem}")
+                raise ParameterError(f"frame_size={self.frame_size!r} is {problem}")
 
     @property
     def batch_bytes(self) -> int:
@@ -108,14 +109,14 @@ def default_max_batch_bytes() -> int:
 def check_limit(name: str, value: object) -> int:
     """Validate a ``max_frame_pixels`` / ``max_batch_bytes`` argument (a positive integer)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
 
 
 def check_crop(crop: object) -> Crop:
     """Validate a ``crop=`` argument."""
     if crop not in CROPS:
-        raise ValueError(f"crop must be one of {CROPS!r}, got {crop!r}")
+        raise ParameterError(f"crop must be one of {CROPS!r}, got {crop!r}")
     return crop  # type: ignore[return-value]
 
 
@@ -167,7 +168,7 @@ def common_frame_size(
     distinct = np.unique(sizes, axis=0)
     if len(distinct) > 1:
         shown = ", ".join(f"{h}x{w}" for h, w in distinct[:5].tolist())
-        raise ValueError(
+        raise ParameterError(
             f"{what} differ in size ({shown}, HxW), so windows cannot share one Array4D shape; "
             f"{MIXED_SIZES_HINT}"
         )

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 
 ShortVideos = Literal["drop", "pad"]
 SHORT_VIDEOS = ("drop", "pad")
@@ -46,7 +46,7 @@ def check_fps(fps: object) -> float | None:
         or not math.isfinite(float(fps))
         or fps <= 0
     ):
-        raise ValueError(
+        raise ParameterError(
             f"fps must be a finite number > 0 (frames per second) or None, got {fps!r}"
         )
     return float(fps)
@@ -55,7 +55,7 @@ def check_fps(fps: object) -> float | None:
 def check_short_videos(short_videos: object) -> str:
     """Validate a ``short_videos=`` argument."""
     if short_videos not in SHORT_VIDEOS:
-        raise ValueError(f"short_videos must be 'drop' or 'pad', got {short_videos!r}")
+        raise ParameterError(f"short_videos must be 'drop' or 'pad', got {short_videos!r}")
     return str(short_videos)
 
 

@@ -27,7 +27,7 @@ from ..card import (
     render_preview,
     split_name,
 )
-from ..errors import LayoutError, RootNotFoundError
+from ..errors import LayoutError, ParameterError, RootNotFoundError
 from ..frames import FrameReader
 from ..layout import RootLayout, read_layout
 from ..location import (
@@ -116,7 +116,9 @@ def push_to_hub(
     _check_repo_id(repo_id)
     path_in_repo = clean_path_in_repo(path_in_repo)
     if revision is not None and _SHA_RE.match(revision):
-        raise ValueError(f"revision must be a branch to commit to, got the commit sha {revision!r}")
+        raise ParameterError(
+            f"revision must be a branch to commit to, got the commit sha {revision!r}"
+        )
     api = HfApi()
     where = f"dataset repo {repo_id!r}"
     with hub_errors(repo_id, revision=revision, what=where, writing=True):
@@ -277,18 +279,18 @@ def _check_repo_id(repo_id: object) -> None:
     from huggingface_hub.utils import validate_repo_id
 
     if not isinstance(repo_id, str) or repo_id.count("/") != 1:
-        raise ValueError(f"repo_id must be 'namespace/name', got {repo_id!r}")
+        raise ParameterError(f"repo_id must be 'namespace/name', got {repo_id!r}")
     try:
         validate_repo_id(repo_id)
     except HFValidationError as err:
-        raise ValueError(f"repo_id {repo_id!r} is not a valid repo id: {err}") from err
+        raise ParameterError(f"repo_id {repo_id!r} is not a valid repo id: {err}") from err
 
 
 def _check_local_root(root: str | os.PathLike[str]) -> tuple[Path, RootLayout]:
     """A local root, validated like a reader would: metadata, then the Lance table."""
     text = os.fspath(root)
     if "://" in text:
-        raise ValueError(
+        raise ParameterError(
             f"root must be a local folder to push (or an s3://, gs://, az:// URL), got {text!r}"
         )
     local = Path(text).absolute()

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 from ..frames.facts import table_facts
 from ..layout import MISSING_VALUES, read_layout
 from ..location import pin_root, root_size_bytes
@@ -26,6 +26,7 @@ from ..plan.segment_plan import WindowParams, plan_windows
 from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
 from .describe_fields import described_extras, description_rows
 from .spans import plan_root_spans
+from .wording import count_of, frames_a_video, value_range
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20
@@ -104,7 +105,7 @@ def describe(
         pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
         uri, storage_options, pinned_sha = pinned.uri, pinned.storage_options, pinned.sha
     elif revision is not None or token is not None:
-        raise ValueError(f"revision= and token= apply to hf:// roots only, got root {uri!r}")
+        raise ParameterError(f"revision= and token= apply to hf:// roots only, got root {uri!r}")
     layout = read_layout(uri, storage_options=storage_options)
     header = layout.header
     problems: list[str] = []
@@ -318,10 +319,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     per = d["frames_per_video"]
     rows += [
         ("videos", f"{d['videos']:,}"),
-        (
-            "frames",
-            f"{d['frames']:,} ({per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f})",
-        ),
+        ("frames", f"{d['frames']:,} ({frames_a_video(per)})"),
         (
             "frame sizes (HxW)",
             _listed((f"{s['height']}x{s['width']}", s["videos"]) for s in d["frame_sizes"]),
@@ -333,8 +331,8 @@ def format_description(described: Mapping[str, Any]) -> str:
         rows.append(
             (
                 "duration",
-                f"{_seconds(duration['seconds'])} ({duration['videos']:,} videos with an fps; "
-                f"{_seconds(duration['min_seconds'])} to {_seconds(duration['max_seconds'])} "
+                f"{_seconds(duration['seconds'])} ({count_of(duration['videos'], 'video')} with an "
+                f"fps; {value_range(duration['min_seconds'], duration['max_seconds'], _seconds)} "
                 "a video)",
             )
         )
@@ -345,7 +343,7 @@ def format_description(described: Mapping[str, Any]) -> str:
     rows.append(
         (
             "windows",
-            f"{d['windows']:,} ({params}; from {d['videos_with_windows']:,} videos)",
+            f"{d['windows']:,} ({params}; from {count_of(d['videos_with_windows'], 'video')})",
         )
     )
     size = d["bytes"]
@@ -382,8 +380,10 @@ def _field_text(field: Mapping[str, Any]) -> str:
     if field["dtype"] == "float64":
         if field["min"] is None:
             return "float64, no values"
-        text = f"float64, {field['min']:g} to {field['max']:g} (mean {field['mean']:g})"
-        return text + (f", missing in {field['missing']:,} videos" if field["missing"] else "")
+        text = f"float64, {value_range(field['min'], field['max'], lambda v: f'{v:g}')}"
+        text += f" (mean {field['mean']:g})" if field["min"] != field["max"] else ""
+        missing = field["missing"]
+        return text + (f", missing in {count_of(missing, 'video')}" if missing else "")
     shown = _listed(
         (
             f"{item['value']!r}" + (f" ({item['name']})" if "name" in item else ""),

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..layout import RootLayout
 from ..layout.frame_fields import FrameField
 from ..plan.offsets import IS_PAD, TOLERANCE_S, check_offsets, offset_frames, video_offsets
@@ -42,18 +43,22 @@ class FieldSpec:
         """Raises ``ValueError``: not a list of names, bad offsets (see ``check_offsets``)."""
         if frame_fields is not None:
             if isinstance(frame_fields, str) or not isinstance(frame_fields, Iterable):
-                raise ValueError(
+                raise ParameterError(
                     f"frame_fields must be a list of per-frame field names (or None: all), "
                     f"got {frame_fields!r}"
                 )
             frame_fields = tuple(frame_fields)
             bad = [name for name in frame_fields if not isinstance(name, str)]
             if bad:
-                raise ValueError(f"frame_fields must hold field names (str), got {bad[0]!r}")
+                raise ParameterError(f"frame_fields must hold field names (str), got {bad[0]!r}")
         if isinstance(tolerance_s, bool) or not isinstance(tolerance_s, (int, float)):
-            raise ValueError(f"tolerance_s must be a number of seconds >= 0, got {tolerance_s!r}")
+            raise ParameterError(
+                f"tolerance_s must be a number of seconds >= 0, got {tolerance_s!r}"
+            )
         if not tolerance_s >= 0:
-            raise ValueError(f"tolerance_s must be a number of seconds >= 0, got {tolerance_s!r}")
+            raise ParameterError(
+                f"tolerance_s must be a number of seconds >= 0, got {tolerance_s!r}"
+            )
         frames, seconds = check_offsets(frame_offsets, delta_timestamps)
         return cls(frame_fields, frames, seconds, float(tolerance_s))
 

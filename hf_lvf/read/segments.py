@@ -9,12 +9,15 @@ frames count its virtual frames (they differ only with ``fps``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import DroppedVideosWarning
 from ..layout import RootLayout
+from ..layout.labels import LABEL, label_names
 from ..plan.segment_plan import SegmentPlan, WindowParams, plan_windows
 from .samples import build_samples, extra_keys, sample_features
 from .spans import plan_root_spans, span_columns, span_fields, with_span_features
@@ -33,12 +36,31 @@ def plan_root(layout: RootLayout, params: WindowParams) -> SegmentPlan:
     """
     if params.windows_in == "spans":
         return plan_root_spans(layout, params)
-    return plan_windows(
+    plan = plan_windows(
         layout.num_frames,
         params,
         video_fps=layout.video_fps if params.fps is not None else None,
         describe_video=lambda v: f"{layout.metadata_path}: videos[{v}] ({layout.path(v)!r})",
     )
+    dropped = int(np.count_nonzero(plan.windows_per_video == 0))
+    if 0 < dropped < len(layout):
+        least = max(params.span, params.min_video_frames or 0)
+        have = "has" if dropped == 1 else "have"
+        warnings.warn(
+            f"root {layout.uri!r}: {dropped} of {len(layout)} videos {have} fewer than {least} "
+            f"frames (one window of window_length={params.window_length}, frame_skip="
+            f"{params.frame_skip}{_least_text(params)}) and give no windows; pass "
+            "short_videos='pad' to keep them (padded), or a smaller window_length",
+            DroppedVideosWarning,
+            stacklevel=2,
+        )
+    return plan
+
+
+def _least_text(params: WindowParams) -> str:
+    if params.min_video_frames is None:
+        return ""
+    return f", min_video_frames={params.min_video_frames}"
 
 
 def window_fields(
@@ -64,11 +86,27 @@ def window_features(
     layout: RootLayout | None = None,
 ) -> datasets.Features:
     """The features of the samples of windows under ``params``, with the keys they add
-    (with ``layout``, the span fields of windows inside its spans: :mod:`hf_lvf.read.spans`)."""
+    (with ``layout``, the span fields of windows inside its spans: :mod:`hf_lvf.read.spans`,
+    and ``label`` a ``ClassLabel`` where it names its labels: :func:`hf_lvf.layout.label_names`).
+    """
     extras = extra_keys("pad" if params.pads else "drop", params.fps, fields)
     features = sample_features(params.window_length, frame_size, fields, extras)
     spans = {} if layout is None else span_fields(layout, params, fields)
-    return with_span_features(features, fields, spans)
+    features = with_span_features(features, fields, spans)
+    return with_class_labels(features, None if layout is None else label_names(layout, fields))
+
+
+def with_class_labels(
+    features: datasets.Features, label_names: Sequence[str] | None
+) -> datasets.Features:
+    """``features`` with ``label`` a ``datasets.ClassLabel`` of ``label_names``, if both are
+    there (it stores the same int64 values, and gives ``.names``, ``int2str`` and
+    ``train_test_split(stratify_by_column="label")``)."""
+    if label_names is not None and LABEL in features:
+        import datasets
+
+        features[LABEL] = datasets.ClassLabel(names=list(label_names))
+    return features
 
 
 def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str, Any]:

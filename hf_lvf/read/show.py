@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ParameterError
 from .windows import VideoWindows
 
 #: How long a frame of an animation is shown when its video's frame rate is not recorded
@@ -82,16 +83,16 @@ def save_window(
     target = Path(path)
     image_format = _SUFFIXES.get(target.suffix.lower())
     if image_format is None:
-        raise ValueError(
+        raise ParameterError(
             f"cannot tell the picture format of {str(path)!r}: its name must end in "
             f"{', '.join(_SUFFIXES)}"
         )
     if fps is not None and (
         isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not fps > 0
     ):
-        raise ValueError(f"fps must be a number > 0, got {fps!r}")
+        raise ParameterError(f"fps must be a number > 0, got {fps!r}")
     if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
-        raise ValueError(f"quality must be an integer from 0 to 100, got {quality!r}")
+        raise ParameterError(f"quality must be an integer from 0 to 100, got {quality!r}")
     sample = windows[index]
     frames = np.asarray(sample["video"])
     from PIL import Image
@@ -194,7 +195,15 @@ def _write_atomically(target: Path, write: Any) -> None:
     try:
         with os.fdopen(handle, "wb") as f:
             write(f)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would give
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, and setting it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

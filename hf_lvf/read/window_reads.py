@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError
 from ..frames import check_fork_safe
 from ..plan.sizes import batch_bytes_problem
 from .field_plan import FieldPlan
@@ -133,7 +133,9 @@ class WindowReads:
             return empty, video_idx, start_frame, frame_indices, NO_FIELDS
         problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
         if problem is not None:
-            raise ValueError(f"reading {idx.size} windows of root {self.uri!r} at once: {problem}")
+            raise ParameterError(
+                f"reading {idx.size} windows of root {self.uri!r} at once: {problem}"
+            )
         extra = self._field_plan.extra_rows(video_idx, frame_indices) if fields else None
         video, values = self._frames.dense(rows, extra, fields=fields)
         return video, video_idx, start_frame, frame_indices, values

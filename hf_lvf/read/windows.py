@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..decode import default_decode_threads
+from ..errors import ParameterError, ParameterTypeError, UsageError
 from ..frames import FetchAhead, FrameReader
 from ..frames.ahead import closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
@@ -153,16 +154,14 @@ class VideoWindows(WindowReads):
             max_batch_bytes=max_batch_bytes,
             decode_scaled=decode_scaled,
         )
-        if decode_threads is not None and (
-            not isinstance(decode_threads, int) or decode_threads < 1
-        ):
-            raise ValueError(f"decode_threads must be an integer >= 1, got {decode_threads!r}")
+        if decode_threads is not None:
+            check_integer("decode_threads", decode_threads, 1)
         uri = str(uri)
         if uri.startswith("hf://"):
             pinned = pin_root(uri, revision=revision, token=token, storage_options=storage_options)
             uri, storage_options = pinned.uri, pinned.storage_options
         elif revision is not None or token is not None:
-            raise ValueError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
+            raise ParameterError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
         self._setup(
             layout, params, sizing, storage_options, decode_threads, fetch_ahead, None, spec
@@ -186,7 +185,7 @@ class VideoWindows(WindowReads):
         options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata;
         ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.field_plan.FieldSpec`)."""
         if sizing is not None and frame_size is not None:
-            raise TypeError("pass frame_size= or sizing= (which holds it), not both")
+            raise ParameterTypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
         args = (storage_options, decode_threads, fetch_ahead, fields, field_spec)
@@ -205,7 +204,7 @@ class VideoWindows(WindowReads):
         self._decode_threads = threads or default_decode_threads()
         self._plan: SegmentPlan = plan_root(layout, params)
         if len(self._plan) == 0:
-            raise ValueError(
+            raise ParameterError(
                 f"root {layout.uri!r} yields no windows: every video has fewer than "
                 f"max(span={params.span}, min_video_frames={params.min_video_frames}) frames "
                 f"(longest: {int(layout.num_frames.max())})"
@@ -220,7 +219,7 @@ class VideoWindows(WindowReads):
         )
         problem = batch_bytes_problem(params.window_length, *frame_size, sizing.batch_bytes)
         if problem is not None:
-            raise ValueError(f"one window of root {layout.uri!r} is too large to read: {problem}")
+            raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
@@ -312,7 +311,7 @@ class VideoWindows(WindowReads):
         if isinstance(index, slice):
             return self.take(range(len(self))[index])
         if isinstance(index, bool) or not isinstance(index, numbers.Integral):
-            raise TypeError(f"window index must be an integer or a slice, got {index!r}")
+            raise ParameterTypeError(f"window index must be an integer or a slice, got {index!r}")
         return self.take([index])[0]
 
     def take(self, indices: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
@@ -410,5 +409,5 @@ class VideoWindows(WindowReads):
             **clips: ``clips_per_video=``, ``clip_sampling=``, ``clip_seed=``: see ``ClipSampler``.
         """
         if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
-            raise RuntimeError("import hf_lvf to use to_iterable_dataset")
+            raise UsageError("import hf_lvf to use to_iterable_dataset")
         return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards, **clips)

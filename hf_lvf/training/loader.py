@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import ast
 import atexit
-import copyreg
 import functools
-import io
 import multiprocessing
-import pickle
 import sys
 import warnings
 import weakref
@@ -41,7 +38,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import numpy as np
+
+from ..errors import MissingDependencyError, ParameterError, UsageError
 from ..frames import fork_is_unsafe
+from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
 from ..hf.internals import start_pools_safely
 from ..read.orders import shuffled_in_known_order
 
@@ -68,12 +69,12 @@ def check_main_guard(entry: str) -> None:
         f"{entry} again instead of doing its work"
     )
     if getattr(multiprocessing.current_process(), "_inheriting", False):
-        raise RuntimeError(
+        raise UsageError(
             f"{entry} was called while a worker process imports the main script; {hint}"
         )
     where = _unguarded_main_line(sys._getframe(1))
     if where is not None:
-        raise RuntimeError(f"{entry} is called from {where}, outside `{_GUARD}`; {hint}")
+        raise UsageError(f"{entry} is called from {where}, outside `{_GUARD}`; {hint}")
 
 
 def _unguarded_main_line(frame: FrameType | None) -> str | None:
@@ -160,13 +161,13 @@ def safe_dataloader(
     try:
         from torch.utils.data import DataLoader
     except ImportError as err:
-        raise ImportError(
+        raise MissingDependencyError(
             "safe_dataloader needs PyTorch: pip install 'hf-lvf[torch]' (or any torch build)"
         ) from err
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
-        raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
+        raise ParameterError(f"num_workers must be an integer >= 0, got {num_workers!r}")
     if multiprocessing_context not in ("forkserver", "spawn"):
-        raise ValueError(
+        raise ParameterError(
             "multiprocessing_context must be 'forkserver' or 'spawn' (pylance is not fork-safe), "
             f"got {multiprocessing_context!r}"
         )
@@ -176,6 +177,7 @@ def safe_dataloader(
     if num_workers == 0:
         return DataLoader(dataset, batch_size=batch_size, num_workers=0, **kwargs)
     check_main_guard("safe_dataloader")
+    _carried_functions(kwargs)
     if persistent_workers is None:
         persistent_workers = True
     loader = DataLoader(
@@ -206,16 +208,60 @@ def _shut_down_persistent_workers() -> None:
 
 
 def _carried(dataset: Any) -> Any:
-    """``dataset``, or where ``pickle`` cannot carry it to a worker, a stand-in that carries it
-    with ``dill`` (and is the dataset again in the worker)."""
-    try:
-        pickle.dumps(dataset)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        from torch.utils.data import IterableDataset
+    """``dataset``, or where ``pickle`` cannot carry it to a worker (see
+    :func:`~hf_lvf.hf.carry.needs_by_value`), a stand-in that carries it with ``dill``, what
+    comes from ``__main__`` by value (and is the dataset again in the worker)."""
+    if not needs_by_value(dataset):
+        return dataset
+    from torch.utils.data import IterableDataset
 
-        kinds = _stand_in_classes()
-        return kinds[1](dataset) if isinstance(dataset, IterableDataset) else kinds[0](dataset)
-    return dataset
+    kinds = _stand_in_classes()
+    return kinds[1](dataset) if isinstance(dataset, IterableDataset) else kinds[0](dataset)
+
+
+def _carried_functions(kwargs: dict[str, Any]) -> None:
+    """``collate_fn`` and ``worker_init_fn`` in ``kwargs`` carried as :func:`_carried` carries
+    the dataset, where ``pickle`` could not (defined under the main guard, nested...)."""
+    for name in ("collate_fn", "worker_init_fn"):
+        function = kwargs.get(name)
+        if function is not None and needs_by_value(function):
+            kwargs[name] = _CarriedCall(function, name)
+
+
+class _CarriedCall:
+    """A function that travels to the worker by value; a worker that cannot load it raises the
+    worker's error at the first call, which the DataLoader hands on to the parent."""
+
+    def __init__(self, function: Any, name: str):
+        self.function, self.name = function, name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function(*args)
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
+        return (_load_call, (_dill_dumps(self.function), self.name))
+
+
+def _load_call(payload: bytes, name: str) -> Any:
+    function, error = loads_or_error(payload, f"The DataLoader's {name}")
+    return function if error is None else _Failing(error)
+
+
+class _Failing:
+    """Stands for what a worker could not load: raises its error when used, in the worker, so
+    that the DataLoader re-raises it in the parent (instead of a worker that just died)."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def __call__(self, *args: Any) -> Any:
+        raise self.error
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self.error
+
+    def __iter__(self) -> Any:
+        raise self.error
 
 
 @functools.cache
@@ -248,21 +294,14 @@ def _stand_in_classes() -> tuple[type, type]:
 
 
 def _dill_dumps(value: Any) -> bytes:
-    import dill  # installed with datasets
-
-    buffer = io.BytesIO()
-    pickler = dill.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL, recurse=True)
     # What multiprocessing's own pickler adds (torch registers its tensors there): a shared
     # tensor stays shared with the worker instead of being copied into it.
-    pickler.dispatch_table = {**copyreg.dispatch_table, **ForkingPickler._extra_reducers}
-    pickler.dump(value)
-    return buffer.getvalue()
+    return dumps_by_value(value, ForkingPickler._extra_reducers)
 
 
 def _undill(payload: bytes) -> Any:
-    import dill
-
-    return dill.loads(payload)
+    dataset, error = loads_or_error(payload, "The DataLoader's dataset")
+    return dataset if error is None else _Failing(error)
 
 
 def quiet_default_collate(batch: Any) -> Any:
@@ -272,9 +311,15 @@ def quiet_default_collate(batch: Any) -> Any:
     ``default_collate`` makes each a tensor that shares its memory, warns once per process
     that writing into it would be undefined, then stacks them into a new tensor, so nothing
     can write into them. A ``collate_fn`` of the caller's own might, so it keeps the warning.
+
+    A sample's ``frame_indices`` (a list of ``window_length`` ints) becomes one
+    ``(B, window_length)`` tensor, as the ``List(int32, length=window_length)`` feature is in
+    a torch-formatted dataset, not ``window_length`` tensors of shape ``(B,)``.
     """
     from torch.utils.data import default_collate
 
+    if batch and isinstance(batch[0], dict) and isinstance(batch[0].get("frame_indices"), list):
+        batch = [{**s, "frame_indices": np.asarray(s["frame_indices"], np.int32)} for s in batch]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         return default_collate(batch)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ParameterError, ParameterTypeError
 from ..plan.clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
 from ..plan.segment_plan import SegmentPlan
 
@@ -37,7 +38,7 @@ def _distributed_world() -> tuple[int, int] | None:
 
 def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise ParameterError(f"{name} must be True or False, got {value!r}")
     return value
 
 
@@ -115,12 +116,12 @@ class ClipSampler:
     ):
         plan = getattr(windows, "plan", None)
         if not isinstance(plan, SegmentPlan):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"ClipSampler samples the windows of a hf_lvf.VideoWindows, got "
                 f"{type(windows).__name__}"
             )
         if mode not in ("random", "uniform"):
-            raise ValueError(f"mode must be 'random' or 'uniform', got {mode!r}")
+            raise ParameterError(f"mode must be 'random' or 'uniform', got {mode!r}")
         self._sampling = ClipSampling(clips_per_video=clips_per_video, mode=mode)
         self._plan = plan
         self.seed = check_int("seed", seed, 0)
@@ -129,12 +130,12 @@ class ClipSampler:
         if num_replicas is None or rank is None:
             world = _distributed_world()
             if world is None and (num_replicas or 1) > 1:
-                raise ValueError(
+                raise ParameterError(
                     f"rank= is needed with num_replicas={num_replicas!r} when torch.distributed "
                     "is not initialised"
                 )
             if world is None and rank not in (None, 0):
-                raise ValueError(
+                raise ParameterError(
                     f"num_replicas= is needed with rank={rank!r} when torch.distributed is not "
                     "initialised"
                 )
@@ -144,7 +145,7 @@ class ClipSampler:
         self.num_replicas = check_int("num_replicas", num_replicas, 1)
         rank = check_int("rank", rank, 0)
         if rank >= self.num_replicas:
-            raise ValueError(f"rank must be in [0, {self.num_replicas - 1}], got {rank!r}")
+            raise ParameterError(f"rank must be in [0, {self.num_replicas - 1}], got {rank!r}")
         self.rank = rank
         self.epoch = 0
         self._total = int(self._sampling.counts(plan.windows_per_video).sum())

@@ -39,7 +39,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
-from ..errors import LayoutError
+from ..errors import (
+    InputNotFoundError,
+    LayoutError,
+    ParameterError,
+    ParameterTypeError,
+    RootBusyError,
+)
 from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
@@ -66,11 +72,13 @@ def resolve_mode(mode: object, overwrite: object) -> WriteMode:
     """The write mode from ``mode=`` and the older ``overwrite=`` flag (True means
     ``mode="overwrite"``)."""
     if mode not in _MODES:
-        raise ValueError(f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+        raise ParameterError(f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
     if not isinstance(overwrite, bool):
-        raise TypeError(f"overwrite must be a bool, got {overwrite!r}")
+        raise ParameterTypeError(f"overwrite must be a bool, got {overwrite!r}")
     if overwrite and mode == "append":
-        raise ValueError("overwrite=True replaces the root; it cannot be used with mode='append'")
+        raise ParameterError(
+            "overwrite=True replaces the root; it cannot be used with mode='append'"
+        )
     return "overwrite" if overwrite else mode  # type: ignore[return-value]
 
 
@@ -97,7 +105,7 @@ def write_lock(root: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as err:
-            raise BlockingIOError(
+            raise RootBusyError(
                 f"another process is writing {str(root)!r}; wait for it to finish"
             ) from err
         yield
@@ -322,7 +330,7 @@ def appending(root: str | os.PathLike[str]) -> Iterator[AppendTarget]:
     """
     root = Path(root).absolute()
     if not (root / METADATA_FILENAME).is_file():
-        raise FileNotFoundError(
+        raise InputNotFoundError(
             f"cannot append to {str(root)!r}: it is not a lance-video-frames root (no "
             f"{METADATA_FILENAME}); use mode='create' to write a new one"
         )

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..decode import encode_in_order
+from ..errors import ParameterError, ParameterTypeError
 from ..frames import FRAME_SCHEMA
 from ..layout import VideoInfo
 from .videos import VideoChecks, VideoInput, check_spans
@@ -23,12 +24,12 @@ def check_frame(frame: Any, key: str, frame_idx: int, size: tuple[int, int] | No
     """A frame as a ``(H, W, 3)`` uint8 array, of the same size as the video's first."""
     array = np.asarray(frame)
     if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
-        raise ValueError(
+        raise ParameterError(
             f"frame {frame_idx} of video {key!r} must be a (H, W, 3) uint8 RGB array, got shape "
             f"{array.shape} dtype {array.dtype}"
         )
     if size is not None and array.shape[:2] != size:
-        raise ValueError(
+        raise ParameterError(
             f"frame {frame_idx} of video {key!r} is {array.shape[0]}x{array.shape[1]} (HxW) but "
             f"frame 0 is {size[0]}x{size[1]}: every frame of a video must have the same size"
         )
@@ -61,7 +62,7 @@ def frame_batches(
     """
     names = schema.names[len(FRAME_SCHEMA) :]
     if sorted(names) != sorted(columns or {}):
-        raise ValueError(
+        raise ParameterError(
             f"video {key!r} has the per-frame columns {sorted(columns or {})} but the table "
             f"has {names}"
         )
@@ -72,7 +73,7 @@ def frame_batches(
     try:
         frames = iter(frames)
     except TypeError as err:
-        raise TypeError(
+        raise ParameterTypeError(
             f"frames of video {key!r} must be an iterable of arrays, got {type(frames).__name__}"
         ) from err
     checked = _checked(frames, key, on_frame, limit)
@@ -86,7 +87,7 @@ def frame_batches(
     if blobs:
         yield _batch(video_id, first, blobs, values, schema)
     if limit is not None and first + len(blobs) != limit:
-        raise ValueError(
+        raise ParameterError(
             f"video {key!r} has {first + len(blobs)} frames but {limit} values in each of its "
             "per-frame fields: one value per frame"
         )
@@ -99,7 +100,7 @@ def _checked(
     size: tuple[int, int] | None = None
     for frame_idx, frame in enumerate(frames):
         if frame_idx == limit:
-            raise ValueError(
+            raise ParameterError(
                 f"video {key!r} has more frames than the {limit} values of each of its per-frame "
                 "fields: one value per frame"
             )
@@ -155,7 +156,7 @@ def video_batches(
             schema=checks.schema,
         )
         if seen["T"] == 0:
-            raise ValueError(f"video {video.key!r} has no frames")
+            raise ParameterError(f"video {video.key!r} has no frames")
         if video.spans and video.num_frames is None:  # a length known only now
             check_spans(video.key, video.spans, seen["T"])
         height, width = seen["size"]
@@ -173,4 +174,4 @@ def video_batches(
         entries.append({**entry, "spans": video.spans} if video.spans else entry)
         start_row += seen["T"]
     if not entries:
-        raise ValueError("videos is empty: a root needs at least one video")
+        raise ParameterError("videos is empty: a root needs at least one video")

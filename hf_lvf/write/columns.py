@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..decode import default_decode_threads, start_decoding
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError, ParameterTypeError
 from ..frames import (
     FRAME_SCHEMA,
     commit_columns,
@@ -98,7 +98,7 @@ def add_frame_columns(
         >>> add_frame_columns("my_root", brightness)  # doctest: +SKIP
     """
     if not isinstance(values, pa.Table) and not callable(values):
-        raise TypeError(
+        raise ParameterTypeError(
             "values must be a pyarrow Table keyed by video_id and frame_idx or a function "
             f"fn(frames, video) -> {{name: values}}, got {type(values).__name__}"
         )
@@ -117,7 +117,7 @@ def add_frame_columns(
             new, batches = _computed(values, layout, options, target.base)
         existing = [name for name in new.names if name in target.schema.names]
         if existing:
-            raise ValueError(
+            raise ParameterError(
                 f"{where} already has a column {existing[0]!r} ({describe_schema(target.schema)}):"
                 " add_frame_columns adds new columns only"
             )
@@ -146,14 +146,16 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
     for key in _KEYS:
         kind = table.schema.field(key).type if key in table.column_names else None
         if kind is None or not pa.types.is_integer(kind) or table.column(key).null_count:
-            raise ValueError(
+            raise ParameterError(
                 "the table of new columns must have the integer columns 'video_id' (the "
                 f"video's id) and 'frame_idx', without nulls; it has {table.schema.names}"
             )
     flat = table.flatten()
     names = [name for name in flat.column_names if name not in _KEYS]
     if not names:
-        raise ValueError("the table of new columns has no column besides video_id and frame_idx")
+        raise ParameterError(
+            "the table of new columns has no column besides video_id and frame_idx"
+        )
     ids = table.column("video_id").to_numpy().astype(np.int64)
     frames = table.column("frame_idx").to_numpy().astype(np.int64)
     known = layout.ids.astype(np.int64)
@@ -162,7 +164,7 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
     bad = np.flatnonzero((known[video] != ids) | outside)
     if bad.size:
         k = int(bad[0])
-        raise ValueError(
+        raise ParameterError(
             f"row {k} of the table of new columns names frame {int(frames[k])} of video_id "
             f"{int(ids[k])}, which {where} does not have"
         )
@@ -173,7 +175,7 @@ def _table_columns(table: pa.Table, layout: RootLayout, where: str) -> dict[str,
         row = int(twice[0] if twice.size else never[0])
         v = int(np.searchsorted(layout.start_rows, row, side="right") - 1)
         what = "more than one row" if twice.size else "no row"
-        raise ValueError(
+        raise ParameterError(
             f"the table of new columns has {what} for frame {row - int(layout.start_rows[v])} "
             f"of video_id {int(layout.ids[v])} ({layout.path(v)!r}) of {where}: it needs "
             "exactly one row per frame"
@@ -272,7 +274,7 @@ def _video_columns(
         while len(held) < count:
             chunk = next(scan, None)
             if chunk is None:
-                raise ValueError(f"the Lance table of {layout.uri!r} ends inside video {v}")
+                raise ParameterError(f"the Lance table of {layout.uri!r} ends inside video {v}")
             held.extend(chunk.to_pylist())
         blobs, held = held[:count], held[count:]
         info = entries[v]
@@ -287,7 +289,7 @@ def _video_columns(
         ).wait()
         result = fn(frames, info)
         if not isinstance(result, Mapping) or not result:
-            raise TypeError(
+            raise ParameterTypeError(
                 f"the function of add_frame_columns returned {type(result).__name__} for video "
                 f"{info.path!r}: it must return a non-empty mapping of field name to values"
             )

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
-from ..errors import LayoutError, SkippedVideoWarning
+from ..errors import LayoutError, ParameterError, SkippedVideoWarning
 from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
@@ -81,7 +81,7 @@ def merge_roots(
         >>> merge_roots(["week1", "week2"], "all_weeks")  # doctest: +SKIP
     """
     if isinstance(roots, (str, os.PathLike)) or not roots:
-        raise ValueError(f"roots must be a non-empty list of roots, got {roots!r}")
+        raise ParameterError(f"roots must be a non-empty list of roots, got {roots!r}")
     storage_options = lance_options(storage_options) or None
     remote = is_object_store_uri(str(dest))
     dest_path = check_store_uri(str(dest)) if remote else Path(dest).absolute()
@@ -92,7 +92,7 @@ def merge_roots(
             pinned = pin_root(uri, storage_options=options)
             uri, options = pinned.uri, dict(pinned.storage_options or {})
         elif (uri.rstrip("/") if remote else Path(uri).absolute()) == dest_path:
-            raise ValueError(f"dest {str(dest)!r} is also one of the roots to merge")
+            raise ParameterError(f"dest {str(dest)!r} is also one of the roots to merge")
         inputs.append((read_layout(uri, storage_options=options or None), options))
     _check_same_encoding([layout for layout, _ in inputs])
     schema = _check_same_fields(inputs)
@@ -158,7 +158,7 @@ def _plan(layouts: list[RootLayout]) -> _Plan:
     if not unique.all():
         v = int(np.flatnonzero(~unique)[0])
         first = int(np.flatnonzero(pc.equal(keys, keys[v]).to_numpy(False))[0])
-        raise ValueError(
+        raise ParameterError(
             f"video key {keys[v].as_py()!r} is in root {layouts[root[kept[first]]].uri!r} and in "
             f"root {layouts[root[kept[v]]].uri!r}; keys must be unique in a root"
         )
@@ -191,7 +191,7 @@ def _check_same_encoding(layouts: list[RootLayout]) -> None:
                 header.get("lossless", first.get("lossless")),
             )
         except ValueError as err:
-            raise ValueError(
+            raise ParameterError(
                 f"cannot merge {layout.uri!r} into a root with {layouts[0].uri!r}: {err}"
             ) from None
 
@@ -225,7 +225,7 @@ def _merged_metadata(layouts: list[RootLayout], entries: list[dict[str, Any]]) -
     for name in _SHARED_FIELDS:
         values = [header.get(name) for header in headers]
         if name == "label_names" and any(v != values[0] for v in values):
-            raise ValueError(
+            raise ParameterError(
                 f"the roots have different label_names ({values!r}); their labels would not "
                 "mean the same class"
             )

@@ -47,6 +47,7 @@ from typing import Any
 import msgspec
 
 from .._version import __version__
+from ..errors import InputNotFoundError, ParameterError, RootBusyError, RootExistsError
 from ..frames import LANCE_VERSION_FIELD, referenced_data_files, table_state
 from ..layout import METADATA_FILENAME, read_layout
 from ..layout.text import encode_metadata
@@ -100,7 +101,7 @@ def store_write_lock(uri: str, storage_options: Mapping[str, str] | None) -> Ite
     lock = f"{uri}/{LOCK_NAME}"
     holder = _read_holder(lock, storage_options)
     if holder is not None and _holder_alive(holder):
-        raise BlockingIOError(
+        raise RootBusyError(
             f"another process (pid {holder.get('pid')} on {holder.get('host')!r}) is writing "
             f"{uri!r}; wait for it to finish (its lock: {lock!r}, renewed every "
             f"{_HEARTBEAT_S:g} s, taken over after {_LOCK_STALE_S:g} s of silence)"
@@ -115,7 +116,7 @@ def store_write_lock(uri: str, storage_options: Mapping[str, str] | None) -> Ite
 
     beat()
     if (_read_holder(lock, storage_options) or {}).get("id") != mine["id"]:
-        raise BlockingIOError(f"another process took the lock of {uri!r} at the same moment")
+        raise RootBusyError(f"another process took the lock of {uri!r} at the same moment")
     stop = threading.Event()
 
     def keep_alive() -> None:
@@ -170,7 +171,7 @@ def publish_metadata(
             if newest != version
             else f"{METADATA_FILENAME} changed"
         )
-        raise BlockingIOError(
+        raise RootBusyError(
             f"another writer changed {uri!r} while this one was writing ({what}); nothing was "
             "published and the root reads as the other writer left it: run this write again"
         )
@@ -226,7 +227,7 @@ def check_store_uri(uri: str) -> str:
     """``uri`` normalised (no trailing slash), with a key: a root is never a whole bucket."""
     url = parse_store_uri(uri)
     if not url.key:
-        raise ValueError(f"a root on an object store needs a key below its bucket, got {uri!r}")
+        raise ParameterError(f"a root on an object store needs a key below its bucket, got {uri!r}")
     return url.uri
 
 
@@ -245,7 +246,7 @@ def creating_store_root(
 
     def refuse_existing() -> None:
         if not overwrite and _identity(uri, options) is not None:
-            raise FileExistsError(
+            raise RootExistsError(
                 f"{uri!r} already exists; pass overwrite=True (mode='overwrite') to replace it, "
                 "or mode='append' to add videos to it"
             )
@@ -295,7 +296,7 @@ def appending_store(
     uri = check_store_uri(uri)
     options = dict(storage_options) if storage_options else None
     if _identity(uri, options) is None:
-        raise FileNotFoundError(
+        raise InputNotFoundError(
             f"cannot append to {uri!r}: it is not a lance-video-frames root (no "
             f"{METADATA_FILENAME}); use mode='create' to write a new one"
         )

@@ -26,7 +26,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from ..errors import LayoutError
+from ..errors import LayoutError, ParameterError, ParameterTypeError
 from ..frames import FRAME_SCHEMA, frame_table_schema
 from ..layout import SAMPLE_KEYS
 from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
@@ -77,7 +77,7 @@ def video_input(item: Any, position: int) -> VideoInput:
     if isinstance(item, Mapping):
         unknown = sorted(set(map(str, item)) - set(VIDEO_KEYS))
         if unknown or "key" not in item or "frames" not in item:
-            raise TypeError(
+            raise ParameterTypeError(
                 f"videos[{position}] must have the keys 'key' and 'frames' and may have "
                 f"{', '.join(map(repr, VIDEO_KEYS[2:]))}; got {sorted(map(str, item))}"
             )
@@ -86,12 +86,12 @@ def video_input(item: Any, position: int) -> VideoInput:
     elif isinstance(item, tuple) and len(item) == 3:
         (key, frames, metadata), arrays, spans = item, None, None
     else:
-        raise TypeError(
+        raise ParameterTypeError(
             f"videos[{position}] must be a (key, frames, metadata) tuple or a mapping with "
             f"the keys {', '.join(map(repr, VIDEO_KEYS))}, got {type(item).__name__}"
         )
     if not isinstance(key, str) or not key:
-        raise TypeError(f"videos[{position}] key must be a non-empty str, got {key!r}")
+        raise ParameterTypeError(f"videos[{position}] key must be a non-empty str, got {key!r}")
     video = VideoInput(key, frames, check_metadata(key, metadata))
     stated = len(frames) if isinstance(frames, Sequence | np.ndarray) else None
     if arrays is not None:
@@ -99,7 +99,7 @@ def video_input(item: Any, position: int) -> VideoInput:
     else:
         video.num_frames = stated
     if video.num_frames == 0:
-        raise ValueError(f"video {key!r} has no frames")
+        raise ParameterError(f"video {key!r} has no frames")
     if spans is not None:
         video.spans = check_spans(key, spans, video.num_frames)
     return video
@@ -107,7 +107,7 @@ def video_input(item: Any, position: int) -> VideoInput:
 
 def _columns(key: str, arrays: Any, stated: int | None) -> tuple[dict[str, pa.Array], int | None]:
     if not isinstance(arrays, Mapping):
-        raise TypeError(
+        raise ParameterTypeError(
             f"frame_fields of video {key!r} must be a mapping of field name to values, got "
             f"{type(arrays).__name__}"
         )
@@ -117,12 +117,12 @@ def _columns(key: str, arrays: Any, stated: int | None) -> tuple[dict[str, pa.Ar
     try:
         length = len(values)
     except TypeError:
-        raise TypeError(
+        raise ParameterTypeError(
             f"per-frame field {name!r} of video {key!r} must be a (T, ...) array or T strings, "
             f"got {type(values).__name__}"
         ) from None
     if stated is not None and stated != length:
-        raise ValueError(
+        raise ParameterError(
             f"per-frame field {name!r} of video {key!r} has {length} values for {stated} "
             "frames: one value per frame"
         )
@@ -134,10 +134,10 @@ def check_metadata(key: str, metadata: Mapping[str, Any] | None) -> dict[str, An
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
-        raise TypeError(f"metadata of video {key!r} must be a mapping, got {metadata!r}")
+        raise ParameterTypeError(f"metadata of video {key!r} must be a mapping, got {metadata!r}")
     for name in metadata:
         if name in SAMPLE_KEYS:
-            raise ValueError(
+            raise ParameterError(
                 f"metadata field {name!r} of video {key!r} would shadow the sample key of that name"
             )
     return _scalars(metadata, "metadata", key)
@@ -148,11 +148,13 @@ def _scalars(values: Mapping[str, Any], what: str, key: str) -> dict[str, Any]:
     clean = {}
     for name, value in values.items():
         if not isinstance(name, str):
-            raise TypeError(f"{what} field names of video {key!r} must be str, got {name!r}")
+            raise ParameterTypeError(
+                f"{what} field names of video {key!r} must be str, got {name!r}"
+            )
         if isinstance(value, np.generic):
             value = value.item()
         if value is not None and not isinstance(value, _Scalar):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"{what} field {name!r} of video {key!r} must be a str, int, float, bool or "
                 f"None, got {value!r}"
             )
@@ -169,41 +171,43 @@ def check_spans(key: str, spans: Any, num_frames: int | None) -> list[dict[str, 
         TypeError, ValueError: naming the video and the span.
     """
     if isinstance(spans, (str, bytes, Mapping)) or not isinstance(spans, Iterable):
-        raise TypeError(f"spans of video {key!r} must be a list of mappings, got {spans!r}")
+        raise ParameterTypeError(
+            f"spans of video {key!r} must be a list of mappings, got {spans!r}"
+        )
     clean = []
     for i, span in enumerate(spans):
         where = f"span {i} of video {key!r}"
         if not isinstance(span, Mapping) or not all(b in span for b in SPAN_BOUNDS):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"{where} must be a mapping with 'start_frame' and 'end_frame', got {span!r}"
             )
         start, end = (span[b] for b in SPAN_BOUNDS)
         if not all(
             isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (start, end)
         ):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"{where}: start_frame and end_frame must be ints, got {start!r}, {end!r}"
             )
         start, end = int(start), int(end)
         if start < 0 or end <= start:
-            raise ValueError(
+            raise ParameterError(
                 f"{where} has start_frame={start}, end_frame={end}: a span needs "
                 "0 <= start_frame < end_frame (end_frame is exclusive)"
             )
         if num_frames is not None and end > num_frames:
-            raise ValueError(
+            raise ParameterError(
                 f"{where} has end_frame={end}, past the video's {num_frames} frames: a span "
                 f"must lie inside its video (end_frame <= {num_frames})"
             )
         fields = {k: v for k, v in span.items() if k not in SPAN_BOUNDS}
         if clean and set(fields) != set(clean[0]) - set(SPAN_BOUNDS):
-            raise ValueError(
+            raise ParameterError(
                 f"{where} has the fields {sorted(fields)} but span 0 has "
                 f"{sorted(set(clean[0]) - set(SPAN_BOUNDS))}: every span has the same fields"
             )
         for name in fields:
             if name in _SPAN_RESERVED:
-                raise ValueError(
+                raise ParameterError(
                     f"{where}: field {name!r} would shadow the sample key of that name"
                 )
         clean.append(
@@ -248,7 +252,7 @@ def check_same_span_fields(
     Spans on one side only agree with any: a video may have no spans."""
     mixed = [name for name, kind in fields.items() if kind == "mixed"]
     if mixed:
-        raise ValueError(
+        raise ParameterError(
             f"span field {mixed[0]!r} of {what} holds values of different kinds (strings, "
             "numbers, bools): every span's value of a field is of one kind"
         )
@@ -259,7 +263,7 @@ def check_same_span_fields(
         for name, kind in fields.items()
     )
     if clash:
-        raise ValueError(
+        raise ParameterError(
             f"the spans of {what} have the fields {_show(fields)} but those of {where} have "
             f"{_show(expected)}: every span of a root has the same fields"
         )
@@ -275,7 +279,7 @@ def check_same_fields(schema: pa.Schema, expected: pa.Schema, *, what: str, wher
     mine = [f for f in schema if f.name not in FRAME_SCHEMA.names]
     theirs = [f for f in expected if f.name not in FRAME_SCHEMA.names]
     if [(f.name, f.type) for f in mine] != [(f.name, f.type) for f in theirs]:
-        raise ValueError(
+        raise ParameterError(
             f"the per-frame fields of {what} ({describe_schema(mine)}) differ from those of "
             f"{where} ({describe_schema(theirs)}): every frame of a root has the same fields, "
             "with the same dtypes and shapes"
@@ -330,9 +334,11 @@ class VideoChecks:
     def check(self, video: VideoInput) -> None:
         """Raise ValueError if ``video`` cannot join the videos checked so far."""
         if video.key in self.known:
-            raise ValueError(f"video key {video.key!r} is already in the root; keys must be unique")
+            raise ParameterError(
+                f"video key {video.key!r} is already in the root; keys must be unique"
+            )
         if video.key in self.keys:
-            raise ValueError(f"video key {video.key!r} appears twice; keys must be unique")
+            raise ParameterError(f"video key {video.key!r} appears twice; keys must be unique")
         what = f"video {video.key!r}"
         check_same_fields(video.schema, self.schema, what=what, where=self.where)
         fields = span_fields(video.spans)

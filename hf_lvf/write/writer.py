@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..decode import DEFAULT_QUALITY, Codec, check_codec, encode_frame
+from ..errors import ParameterError, ParameterTypeError, RootExistsError
 from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
 from ..layout import LAYOUT_NAME, METADATA_FILENAME
 from ..layout.text import encode_metadata
@@ -133,7 +134,7 @@ def atomic_root(root: str | os.PathLike[str], *, overwrite: bool = False) -> Ite
     with write_lock(root):
         recover(root)
         if root.exists() and not overwrite:
-            raise FileExistsError(
+            raise RootExistsError(
                 f"{str(root)!r} already exists; pass overwrite=True to replace it, or "
                 "mode='append' to add videos to it"
             )
@@ -301,7 +302,9 @@ def _prepared(videos: Iterable[Any]) -> tuple[list[VideoInput], Iterator[VideoIn
         ready = [video_input(item, i) for i, item in enumerate(videos)]
         return ready, iter(ready)
     if not isinstance(videos, Iterable):
-        raise TypeError(f"videos must be an iterable of videos, got {type(videos).__name__}")
+        raise ParameterTypeError(
+            f"videos must be an iterable of videos, got {type(videos).__name__}"
+        )
     items = iter(videos)
     ready = [video_input(item, 0) for item in itertools.islice(items, 1)]
     rest = (video_input(item, i) for i, item in enumerate(items, start=1))
@@ -325,7 +328,7 @@ def check_same_setting(
     every frame. A ``quality`` of ``None`` is unknown."""
     argument = argument or name
     if name in raw and raw[name] != value and not (name == "quality" and raw[name] is None):
-        raise ValueError(
+        raise ParameterError(
             f"{argument}={value!r} differs from the root's {name} {raw[name]!r}: appended "
             f"videos must be written like the others; pass {argument}={raw[name]!r}"
         )
