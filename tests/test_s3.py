@@ -585,3 +585,17 @@ def test_cli_takes_urls_with_storage_options_or_the_environment(s3, tmp_path, mo
     _assert_same(_ids_pixels(pushed.iter_samples()), _all_windows(root))
     missing = ["convert", str(tmp_path / "more"), "s3://no-such-bucket/x", "--workers", "0"]
     assert cli_main(missing) == 2
+
+
+def test_the_card_of_a_bucket_root_states_its_per_frame_fields(s3, tmp_path):
+    # The card scans the per-frame columns with the root's own options: without them the
+    # table could not be opened (and the card left the fields out after a long wait).
+    options = s3.options()
+    uri = f"s3://{s3.new_bucket()}/root"
+    score = np.array([0.5, 1.5, 2.5, 3.5], np.float32)
+    video = {"key": "a", "frames": make_frames(4, 32, 48, seed=0), "frame_fields": {"score": score}}
+    write_frames(uri, [video], storage_options=options)
+    text = str(hf_lvf.build_card(uri, storage_options=options, preview=False))
+    assert "## Inside the videos" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `score`"))
+    assert "0.5" in row and "3.5" in row, row

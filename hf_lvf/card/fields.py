@@ -46,7 +46,7 @@ def inside_context(roots: Sequence[CardRoot]) -> dict[str, Any]:
             )
             examples += [_md(str(x)) for x in spans["examples"]]
         try:
-            summary = frame_field_summary(root.layout)
+            summary = frame_field_summary(root.layout, root.storage_options)
         except (LayoutError, OSError) as err:
             logger.warning(
                 "the card leaves out the per-frame fields of %s: %s", root.layout.uri, err
@@ -76,7 +76,7 @@ def frame_row_features(roots: Sequence[CardRoot]) -> list[dict[str, Any]]:
     ``datasets`` spells it in YAML, so that a plain ``load_dataset("org/repo")`` reads a root
     with per-frame columns too (the first root's columns; roots of one repo share them)."""
     try:
-        schema = root_table_schema(roots[0].layout)
+        schema = root_table_schema(roots[0].layout, roots[0].storage_options)
     except (LayoutError, OSError) as err:
         logger.warning("the card declares the frame columns only: %s", err)
         return [dict(f) for f in FRAME_FEATURES]

@@ -176,12 +176,15 @@ class CardRoot:
         path_in_repo: the folder it sits in, in the repo (``""`` for the repo's top).
         split: the split of its videos that carry no ``split`` field.
         preview: path of its preview picture relative to the card, or ``None``.
+        storage_options: for reading its Lance table (per-frame field statistics): a
+            pinned ``hf_revision`` and token, or an object store's credentials; never shown.
     """
 
     layout: RootLayout
     path_in_repo: str = ""
     split: str = "train"
     preview: str | None = None
+    storage_options: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
     _stats: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 

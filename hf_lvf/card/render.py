@@ -129,6 +129,7 @@ def build_card(
         path_in_repo=path_in_repo,
         split=split_name(path_in_repo),
         preview=preview_filename(path_in_repo) if preview else None,
+        storage_options=storage_options,
     )
     card = card_for_roots([entry], options, existing=existing)
     if preview:  # the card links the picture: its save() writes it beside the card

@@ -165,6 +165,7 @@ def push_to_hub(
                 preview=preview_filename(folder)
                 if preview_filename(folder) in existing_files
                 else None,
+                storage_options=options,
             )
         )
     existing_card = (
@@ -253,6 +254,7 @@ def push_card(
             path_in_repo=folder,
             split=split_name(folder),
             preview=preview_filename(folder) if preview_filename(folder) in files else None,
+            storage_options=options,
         )
         for folder in folders
     ]
