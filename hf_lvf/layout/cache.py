@@ -194,20 +194,28 @@ def _store(source: TableSource, parsed: Columns) -> RootLayout:
     return _remember(_layout(table, source))
 
 
-def _write(source: TableSource, table: pa.Table) -> None:
-    """Write ``table`` as the cached table of ``source``: a temporary file renamed into place,
-    so that readers never see a part of it and concurrent writers of the same table agree."""
-    path = _path(source.identity)
+def write_arrow_file(path: Path, table: pa.Table) -> None:
+    """Write ``table`` as the Arrow file ``path``: a temporary file renamed into place, so
+    that readers never see a part of it and concurrent writers of the same table agree.
+
+    Raises:
+        OSError: the folder cannot be written (nothing is left behind).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".arrow")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".arrow")
-        try:
-            with os.fdopen(fd, "wb") as f, pa.ipc.new_file(f, table.schema) as writer:
-                writer.write_table(table)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with os.fdopen(fd, "wb") as f, pa.ipc.new_file(f, table.schema) as writer:
+            writer.write_table(table)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write(source: TableSource, table: pa.Table) -> None:
+    """Write ``table`` as the cached table of ``source``."""
+    try:
+        write_arrow_file(_path(source.identity), table)
     except OSError as err:  # no writable cache: this process keeps its own copy
         logger.info("video table of %s not cached (%s)", source.uri, err)
     finally:

@@ -19,11 +19,10 @@ maps it. A span outside its video, or with ``end_frame <= start_frame``, is a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -35,7 +34,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from ..errors import LayoutError
-from .cache import _read_same, cache_dir, decode_top_level
+from .cache import _read_same, cache_dir, decode_top_level, write_arrow_file
 from .table import MISSING_VALUES, FieldKinds, RootLayout, field_dtype
 
 #: The bounds of a span; every other key of a span is a field.
@@ -166,18 +165,8 @@ def _path(identity: str) -> Path:
 
 
 def _write(path: Path, table: pa.Table) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".arrow")
-        try:
-            with os.fdopen(fd, "wb") as f, pa.ipc.new_file(f, table.schema) as writer:
-                writer.write_table(table)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:  # no writable cache: this process keeps its own copy
-        pass
+    with contextlib.suppress(OSError):  # no writable cache: this process keeps its own copy
+        write_arrow_file(path, table)
 
 
 _EMPTY = pa.schema([(n, pa.int64()) for n in ("video_idx", *SPAN_BOUNDS)])
