@@ -228,8 +228,9 @@ def test_a_file_written_just_now_is_not_remembered(tmp_path):
     # Its times are within RACY_NS: a rewrite in the same clock tick would keep them.
     root = _root(tmp_path / "root")
     (root / "_metadata.json").write_bytes((root / "_metadata.json").read_bytes())
-    data, digest = files.read_with_digest(str(root / "_metadata.json"))
-    assert digest.result() == digests.content_digest(data)
+    path = str(root / "_metadata.json")
+    data, digest = files.read_with_digest(path)
+    assert digest.result() == digests.content_digest(data, digests._table_marker(path))
     assert files.remembered_digest(str(root / "_metadata.json")) is None
 
 
@@ -346,3 +347,32 @@ def test_a_dataset_saved_by_the_code_before_reads_or_says_open_again(tmp_path):
     with pytest.raises(LayoutError, match=r"changed since these references were made") as e:
         datasets.load_from_disk(str(saved))[0]
     assert "load_dataset" in str(e.value) and "relocate_roots" in str(e.value)
+
+
+def test_a_root_written_again_with_the_same_metadata_and_other_pixels_is_refused(tmp_path):
+    # Same keys, lengths and sizes: a byte-identical _metadata.json over other frames. The
+    # names of the Lance commits differ, and they are part of what identifies the root.
+    def write(seed: int) -> Path:
+        videos = (
+            (f"clip{i}", iter(make_frames(n, 16, 24, seed=seed + i)), {"label": 10 + i})
+            for i, n in enumerate(LENGTHS)
+        )
+        return Path(write_frames(tmp_path / "root", videos, mode="overwrite"))
+
+    root = write(0)
+    before = (root / "_metadata.json").read_bytes()
+    _load(root).save_to_disk(str(tmp_path / "saved"))
+    write(100)
+    assert (root / "_metadata.json").read_bytes() == before
+    for fresh in (False, True):
+        if fresh:
+            _new_process()
+        saved = datasets.load_from_disk(str(tmp_path / "saved"))
+        with pytest.raises(LayoutError, match=r"changed since these references were made"):
+            saved[0]
+    # A copy of the same root keeps its commits' names, and reads.
+    shutil.copytree(root, tmp_path / "copy", copy_function=shutil.copy2)
+    shutil.rmtree(root)
+    (tmp_path / "copy").rename(root)
+    _new_process()
+    _same(_pixels(_load(root)), _want(root))

@@ -6,19 +6,20 @@ restore) and the same file seen by another machine (an NFS client numbers the mo
 with a ``st_dev`` of its own) are the same root; a file rewritten in place, even at the
 same size with its modification time put back, is another.
 
-The identity is ``sha256:<hex>`` of the bytes. Hashing a 1M-video ``_metadata.json``
-(~155 MB) takes ~0.2 s, too much for every open, so the digest of a file is remembered
-against its *stat state* (real path, device, inode, size, modification and change times),
-in this process and as a small file in the cache folder (``$HF_LVF_CACHE/digests``): a
-later open whose ``stat`` is the same reads the digest back instead of the bytes. The
-stat state only decides whether the bytes must be hashed again; it is never the identity,
-so a state not seen before (a copy, another machine, a rewrite) costs one hash and
-gives the digest of what the file holds now. That hash runs on a thread while the file is
-parsed; only where a file at this path with this size and modification time was hashed
-before (a copy put back, another machine: likely a table is cached already) does the open
-wait for it first, to map that table instead of parsing. A state is remembered only once its
-times are :data:`RACY_NS` old, so that a rewrite within one tick of the file system's
-clock (the same times) cannot be mistaken for the file that was hashed.
+The identity is ``sha256:<hex>`` of the bytes (of a root's ``_metadata.json``, followed by
+the names of its Lance transaction files: see :func:`_table_marker`). Hashing a 1M-video
+``_metadata.json`` (~155 MB) takes ~0.2 s, too much for every open, so the digest of a file
+is remembered against its *stat state* (real path, device, inode, size, modification and
+change times), in this process and as a small file in the cache folder
+(``$HF_LVF_CACHE/digests``): a later open whose ``stat`` is the same reads the digest back
+instead of the bytes. The stat state only decides whether the bytes must be hashed again; it
+is never the identity, so a state not seen before (a copy, another machine, a rewrite) costs
+one hash and gives the digest of what the file holds now. That hash runs on a thread while
+the file is parsed; only where a file at this path with this size and modification time was
+hashed before (a copy put back, another machine: likely a table is cached already) does the
+open wait for it first, to map that table instead of parsing. A state is remembered only
+once its times are :data:`RACY_NS` old, so that a rewrite within one tick of the file
+system's clock (the same times) cannot be mistaken for the file that was hashed.
 """
 
 from __future__ import annotations
@@ -55,9 +56,12 @@ def cache_dir() -> Path:
     return Path(base)
 
 
-def content_digest(data: bytes) -> str:
-    """The identity of these bytes: ``"sha256:<hex>"``."""
-    return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
+def content_digest(data: bytes, *more: bytes) -> str:
+    """``sha256:<hex>`` of ``data`` followed by ``more``."""
+    digest = hashlib.sha256(data)
+    for extra in more:
+        digest.update(extra)
+    return DIGEST_PREFIX + digest.hexdigest()
 
 
 def remembered_digest(path: str) -> str | None:
@@ -105,7 +109,7 @@ class PendingDigest:
         self._thread.start()
 
     def _run(self, path: str, data: bytes, before: os.stat_result) -> None:
-        digest = content_digest(data)
+        digest = content_digest(data, _table_marker(path))
         try:
             after = os.stat(path)
         except OSError:
@@ -139,6 +143,21 @@ def read_with_digest(path: str) -> tuple[bytes, PendingDigest]:
     with open(path, "rb") as f:
         data = f.read()
     return data, PendingDigest(path, data, before, _hinted(_hint_key(path, before)))
+
+
+def _table_marker(path: str) -> bytes:
+    """For a root's ``_metadata.json``: the names of its Lance transaction files, one per
+    commit, each named after a fresh UUID. Two roots can hold byte-identical metadata files
+    (the same keys and sizes, other pixels: a root written again over itself); their
+    commits are never named alike, while a copy (tar, ``cp -a``, another machine) keeps the
+    names. Empty for other files and for a table without the folder."""
+    if os.path.basename(path) != "_metadata.json":
+        return b""
+    try:
+        names = sorted(os.listdir(os.path.join(os.path.dirname(path), "_transactions")))
+    except OSError:
+        return b""
+    return b"\0lance-transactions\0" + "\0".join(names).encode()
 
 
 def _hint_key(path: str, st: os.stat_result) -> str:
