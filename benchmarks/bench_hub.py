@@ -237,17 +237,21 @@ def child(args: argparse.Namespace) -> None:
 # --- the parent: data, servers, table ----------------------------------------------------------
 
 
-def _start_server(tmp: Path, root: Path, latency: float) -> tuple[subprocess.Popen, str, str]:
+def start_hub_server(
+    blobs: Path, folder: Path, repo: str, latency: float
+) -> tuple[subprocess.Popen, str, str]:
+    """The Hub stand-in (tests/hub_server.py) serving ``folder`` as ``repo``, ``latency`` s a
+    request: ``(process, endpoint, commit sha)``."""
     server = subprocess.Popen(
         [
             sys.executable,
             str(REPO_ROOT / "tests" / "hub_server.py"),
             "--root",
-            str(tmp / f"blobs-{latency}"),
+            str(blobs),
             "--folder",
-            str(root),
+            str(folder),
             "--repo",
-            REPO,
+            repo,
             "--latency",
             str(latency),
         ],
@@ -259,7 +263,7 @@ def _start_server(tmp: Path, root: Path, latency: float) -> tuple[subprocess.Pop
 
 
 def _run_child(args, tmp: Path, root: Path, latency: float) -> dict:
-    server, endpoint, sha = _start_server(tmp, root, latency)
+    server, endpoint, sha = start_hub_server(tmp / f"blobs-{latency}", root, REPO, latency)
     home = tmp / f"hf-home-{latency}"
     sys.path.insert(0, str(REPO_ROOT / "tests"))
     from hub_server import CLIENT_ENV_DROPPED, client_environment

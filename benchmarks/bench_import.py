@@ -31,6 +31,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 sys.path.insert(0, str(REPO_ROOT / "tests"))
+sys.path.insert(0, str(HERE))  # bench_hub, when this file is imported rather than run
+
+from bench_hub import start_hub_server  # noqa: E402  (the same stand-in, started alike)
 
 
 def _requests(endpoint: str) -> int:
@@ -75,24 +78,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 def _serve(tmp: Path, folder: Path, repo: str, latency: float) -> tuple[subprocess.Popen, str, str]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO_ROOT / "tests" / "hub_server.py"),
-            "--root",
-            str(tmp / f"blobs-{repo.replace('/', '-')}"),
-            "--folder",
-            str(folder),
-            "--repo",
-            repo,
-            "--latency",
-            str(latency),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    endpoint, sha = server.stdout.readline().split()
-    return server, endpoint, sha
+    return start_hub_server(tmp / f"blobs-{repo.replace('/', '-')}", folder, repo, latency)
 
 
 def main() -> None:

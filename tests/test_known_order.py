@@ -6,11 +6,11 @@ where the frames come from."""
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
 from _roots import hf_root
+from _threads import no_fetch_threads_after
 
 import hf_lvf
 from hf_lvf import ClipSampler, FetchAhead, VideoWindows
@@ -25,17 +25,6 @@ LOADER_TIMEOUT = 120
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     return hf_root(tmp_path_factory.mktemp("known-order") / "root", lengths=(30, 3, 41, 25))
-
-
-def _fetch_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(("hf_lvf-fetch", "hf_lvf-read"))]
-
-
-def _no_fetch_threads_after(seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _fetch_threads() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not _fetch_threads()
 
 
 def _assert_same(got: list[dict], want: list[dict]) -> None:
@@ -75,7 +64,7 @@ def test_takes_in_the_expected_order_are_fetched_ahead(root, batch):
     assert set(threads[1:]) == {"hf_lvf-fetch"} and 1 < len(threads) <= len(batches)
     assert w._ordered.served == len(batches)
     assert w._ordered._pass is None  # the order's end ends the read-ahead
-    assert _no_fetch_threads_after(5.0)
+    assert no_fetch_threads_after(5.0)
 
 
 def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
@@ -90,7 +79,7 @@ def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
     assert w._ordered.served == 4
     w.expect_order(None)
     _assert_same(w.take(order[:4]), plain.take(order[:4]))
-    assert w._ordered.served == 4 and _no_fetch_threads_after(5.0)
+    assert w._ordered.served == 4 and no_fetch_threads_after(5.0)
 
 
 def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
@@ -126,7 +115,7 @@ def test_a_fetch_that_fails_raises_in_the_take_that_needs_it(root):
     assert [s["sample_idx"] for s in w.take(order[4:8])] == order[4:8].tolist()
     with pytest.raises(OSError, match=r"the store is gone \(rows"):
         w.take(order[8:12])
-    assert _no_fetch_threads_after(5.0)
+    assert no_fetch_threads_after(5.0)
 
 
 def _ids(batch: list[dict]) -> tuple[list[int], int]:
@@ -261,4 +250,4 @@ def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root
     message = str(info.value)
     assert "hf://datasets/org/ordered" in message and sha in message
     assert "Lance rows" in message and "503" in message
-    assert _no_fetch_threads_after(5.0)
+    assert no_fetch_threads_after(5.0)

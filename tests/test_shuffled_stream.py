@@ -17,6 +17,7 @@ import datasets
 import numpy as np
 import pytest
 from _roots import hf_root
+from _threads import fetch_threads, no_fetch_threads_after
 
 from hf_lvf import FetchAhead, VideoWindows
 from hf_lvf.frames import FrameReader, ahead
@@ -29,17 +30,6 @@ PARAMS = {"window_length": 4, "hop_size": 2}
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     return hf_root(tmp_path_factory.mktemp("shuffled-stream") / "root", lengths=(30, 3, 41, 25))
-
-
-def _fetch_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(("hf_lvf-fetch", "hf_lvf-read"))]
-
-
-def _no_fetch_threads_after(seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _fetch_threads() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not _fetch_threads()
 
 
 @pytest.fixture
@@ -84,7 +74,7 @@ def test_a_shuffled_stream_reads_its_order_ahead_and_yields_that_order(root, rea
         order = [s["sample_idx"] for s in got]
         assert sorted(order) == list(range(len(w))) and order != sorted(order)
         _assert_same(got, w.take(order))
-    assert _no_fetch_threads_after(5.0)  # the epoch's end stops the read-ahead
+    assert no_fetch_threads_after(5.0)  # the epoch's end stops the read-ahead
 
 
 def test_the_stream_reads_ahead_within_the_views_fetch_ahead(root, monkeypatch):
@@ -116,9 +106,9 @@ def test_breaking_out_of_a_shuffled_stream_stops_its_read_ahead(root, monkeypatc
     monkeypatch.setattr(reader, "_read_now", slow)
     for k, _ in enumerate(w.to_iterable_dataset(shuffle=True, seed=1)):
         if k == 3:
-            assert _fetch_threads()
+            assert fetch_threads()
             break
-    assert _no_fetch_threads_after(2.0)
+    assert no_fetch_threads_after(2.0)
 
 
 def test_a_script_that_reads_a_few_shuffled_windows_exits_cleanly(root, tmp_path):
@@ -169,7 +159,7 @@ def test_a_streaming_shuffle_over_the_hub_reads_its_shard_order_ahead(hub, root,
         want = list(local.shuffle(seed=seed, buffer_size=6))
         _assert_same(got, want)  # the order datasets draws; only where the frames came from
         assert sorted(s["sample_idx"] for s in got) == list(range(len(got)))
-    assert _no_fetch_threads_after(5.0)
+    assert no_fetch_threads_after(5.0)
 
 
 def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
