@@ -62,13 +62,6 @@ class FrameField:
     def is_string(self) -> bool:
         return self.dtype == "string"
 
-    @property
-    def frame_bytes(self) -> int:
-        """Bytes of one frame's value (strings: an estimate of 32)."""
-        if self.is_string:
-            return 32
-        return int(np.dtype(self.dtype).itemsize * np.prod(self.shape, dtype=np.int64))
-
 
 def _value_kind(kind: pa.DataType) -> tuple[str, tuple[int, ...]] | None:
     """``(dtype, shape)`` of a supported per-frame type, else ``None``."""
