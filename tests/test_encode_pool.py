@@ -14,6 +14,7 @@ from _videos import write_video
 
 from hf_lvf import convert_videos
 from hf_lvf.convert import pool
+from hf_lvf.convert.decoding import _FrameOptions
 from hf_lvf.decode import encode_frame, encode_in_order
 from hf_lvf.decode.encode import IN_FLIGHT_PER_THREAD
 from hf_lvf.write.synthetic import synthetic_frames
@@ -105,22 +106,26 @@ def test_one_video_converts_to_the_same_bytes_with_any_encode_threads(
 
 
 @pytest.mark.parametrize(
-    ("codec", "workers", "num_videos", "cores", "want"),
+    ("codec", "lossless", "workers", "num_videos", "cores", "want"),
     [
-        ("jpeg", None, 1, 2, 2),  # one video: its encodes take both cores
-        ("jpeg", None, 3, 2, 1),  # two worker processes already fill them
-        ("jpeg", 0, 3, 2, 2),  # in this process, one video at a time
-        ("jpeg", 1, 3, 4, 4),
-        ("jpeg", 2, 3, 8, 4),
-        ("webp", None, 1, 2, 1),  # Pillow's WebP encoder holds the GIL
-        ("png", 0, 1, 4, 1),  # and so does its PNG encoder
+        ("jpeg", False, None, 1, 2, 2),  # one video: its encodes take both cores
+        ("jpeg", False, None, 3, 2, 1),  # two worker processes already fill them
+        ("jpeg", False, 0, 3, 2, 2),  # in this process, one video at a time
+        ("jpeg", False, 1, 3, 4, 4),
+        ("jpeg", False, 2, 3, 8, 4),
+        ("webp", False, None, 1, 2, 2),  # Pillow's lossy WebP encoder releases the GIL too
+        ("webp", False, 2, 3, 8, 4),
+        ("webp", True, None, 1, 2, 1),  # its lossless WebP encoder holds it
+        ("png", True, 0, 1, 4, 1),  # and so does its PNG encoder
     ],
 )
 def test_encode_threads_share_the_cores_the_workers_leave(
-    monkeypatch: pytest.MonkeyPatch, codec, workers, num_videos, cores, want
+    monkeypatch: pytest.MonkeyPatch, codec, lossless, workers, num_videos, cores, want
 ) -> None:
     monkeypatch.setattr(pool, "_cores", lambda: cores)
-    assert pool.encode_threads(codec, workers, None, num_videos) == want
+    options = _FrameOptions(codec=codec, quality=90, lossless=lossless)
+    assert pool.encode_threads(options, workers, None, num_videos) == want
+    assert pool.encode_threads(options, workers, object(), num_videos) == 1  # an executor
 
 
 def test_tasks_carry_the_encode_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

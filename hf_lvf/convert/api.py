@@ -292,6 +292,7 @@ def _convert(
             skips = tuple(SkippedVideo(p, r) for p, r in duplicates)
             return ConversionSummary(target.root, 0, 0, skips, time.perf_counter() - started)
         source_of = {first_id + i: s for i, s in enumerate(sources)}
+        threads = encode_threads(options, workers, executor, len(sources))
         tasks = [
             _Task(
                 video_id=i,
@@ -300,7 +301,7 @@ def _convert(
                 folder=str(scratch),
                 options=options,
                 checksum=s.checksum,
-                encode_threads=encode_threads(options.codec, workers, executor, len(sources)),
+                encode_threads=threads,
                 storage_options=storage_options,
                 clip=s.clip,
                 source_options=resolved.source_options,
@@ -393,7 +394,6 @@ def _convert(
             )
         else:
             metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
-            schema = converted[0].schema or FRAME_SCHEMA
             _write_new_root(
                 scratch,
                 folder,
@@ -402,7 +402,7 @@ def _convert(
                 options,
                 metadata,
                 label_names,
-                schema,
+                converted[0].schema or FRAME_SCHEMA,
                 storage_options,
             )
     return ConversionSummary(

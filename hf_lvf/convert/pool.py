@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, VideoDecodeError
 from ..frames import FRAME_SCHEMA, write_fragments
@@ -26,9 +26,6 @@ from ..location import (
     write_store_file,
 )
 from ..write.writer import frame_batches, frame_encoder
-
-if TYPE_CHECKING:
-    pass
 from .clips import Clip
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 from .fidelity import FidelityMeter
@@ -365,12 +362,15 @@ def check_workers(workers: Any, executor: Any) -> None:
         raise ParameterError("workers=0 converts in this process; it cannot be used with executor")
 
 
-def encode_threads(codec: str, workers: int | None, executor: Any, num_videos: int) -> int:
+def encode_threads(
+    options: _FrameOptions, workers: int | None, executor: Any, num_videos: int
+) -> int:
     """Threads that encode each video's frames (:func:`hf_lvf.decode.encode_in_order`): for
-    JPEG, the cores the worker processes leave (all of them in this process, ``workers=0``);
-    1 for WebP and PNG, whose Pillow encoders hold the GIL (measured: two threads encode no
+    JPEG and lossy WebP, whose Pillow encoders release the GIL, the cores the worker
+    processes leave (all of them in this process, ``workers=0``); 1 for PNG and lossless
+    WebP, whose Pillow encoders hold it (measured on 720p frames: two threads encode no
     faster than one), and with an ``executor``, whose workers' cores are unknown."""
-    if codec != "jpeg" or executor is not None:
+    if options.codec == "png" or options.lossless or executor is not None:
         return 1
     busy = 1 if workers == 0 else workers or max(1, min(_cores(), num_videos))
     return max(1, _cores() // busy)
