@@ -90,6 +90,53 @@ def test_read_tasks_cover_ranges_cut_at_videos(ray_cluster, root):
     assert tasks[0].metadata.size_bytes == rows[0] * (4 * 8 * 12 * 3 + 256)
 
 
+def _pixels_address(block) -> int:
+    """Where the pixels of a block's ``video`` column are (its one chunk's data buffer)."""
+    (chunk,) = block["video"].chunks
+    return chunk.buffers()[-1].address
+
+
+def test_blocks_pass_rays_target_alone_and_reuse_only_free_memory(root, want):
+    """Each block is one window past Ray's target block size, so Ray's read operator hands it
+    on as one chunk (consumers get numpy without a copy); blocks held keep their pixels while
+    later blocks are read, and a worker reuses the memory of blocks it no longer holds."""
+    import copy
+    import pickle
+
+    from ray.data.context import DataContext
+
+    from hf_lvf.engines.ray_source import WindowsDatasource, read_range
+
+    windows = VideoWindows(root, **PARAMS)
+    context = copy.copy(DataContext.get_current())
+    context.target_max_block_size = 50 * (4 * 8 * 12 * 3 + 256)
+    (task,) = WindowsDatasource(windows).get_read_tasks(1, data_context=context)
+    held = list(task())  # every block held at once
+    assert [b.num_rows for b in held] == [51] * (len(windows) // 51) + [len(windows) % 51]
+    assert all(b["video"].num_chunks == 1 for b in held)
+    assert len({_pixels_address(b) for b in held}) == len(held)
+    rows = [
+        (int(i), crc(v))
+        for b in held
+        for i, v in zip(b["sample_idx"].to_numpy(), _numpy(b)["video"], strict=True)
+    ]
+    assert rows == sorted(want.items())
+
+    addresses = []
+    for block in read_range(pickle.dumps(windows), 0, 8 * 51, rows_per_block=51):
+        addresses.append(_pixels_address(block))  # the loop holds one block at a time
+        assert [crc(v) for v in _numpy(block)["video"]] == [
+            want[int(i)] for i in block["sample_idx"].to_numpy()
+        ]
+    assert len(addresses) == 8 and len(set(addresses)) == 2
+
+
+def _numpy(block) -> dict:
+    from ray.data.block import BlockAccessor
+
+    return BlockAccessor.for_block(block).to_batch_format("numpy")
+
+
 def test_own_seed_gives_every_window_once_in_a_new_order_per_epoch(ray_cluster, root, want):
     blocks = []
     for epoch in (0, 1, 1):

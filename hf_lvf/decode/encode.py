@@ -92,8 +92,9 @@ def encode_in_order(
     With ``threads > 1`` the frames are encoded on that many threads while the caller's
     thread takes the next frames from ``frames`` (decoding stays sequential): a gain where
     the encoder releases the GIL (Pillow's JPEG and lossy WebP encoders; not its PNG and
-    lossless WebP encoders, measured with ``benchmarks/bench_convert.py --one-video``). At most ``2 * threads``
-    frames are in flight, and the bytes are those of one thread (same encoder, one frame each).
+    lossless WebP encoders, measured with ``benchmarks/bench_convert.py --one-video``).
+    At most ``2 * threads`` frames are in flight, and the bytes are those of one thread
+    (same encoder, one frame each).
     ``encode`` must not keep state across frames; ``frames`` must not be changed once
     yielded. Closing the iterator early drops the frames not yet encoded and waits for
     those being encoded.

@@ -5,15 +5,18 @@ small picklable call over ``(view, start, stop)``: the view travels as its pickl
 metadata identity and options; the Lance handle reopens in the worker, once per worker
 process), the range as two ints, so planning a million-window root sends nothing per window.
 A task reads its range with :meth:`VideoWindows.iter_samples` (frames fetched ahead in few
-Lance requests, a frame shared by overlapping windows decoded once) and yields blocks of at
-most Ray's target block size. Everything a task yields is a function of its arguments, so a
-task Ray re-runs after its worker died yields the same blocks, which Ray counts once.
+Lance requests, a frame shared by overlapping windows decoded once) and yields blocks one
+window past Ray's target block size, each window copied once, into memory the worker
+reuses. Everything a task yields is a function of its arguments, so a task Ray re-runs
+after its worker died yields the same blocks, which Ray counts once.
 """
 
 from __future__ import annotations
 
 import functools
 import pickle
+import sys
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -28,10 +31,10 @@ from ..read.windows import VideoWindows
 
 # Bytes of a window beside its pixels (ints, filename, metadata): for Ray's size estimates.
 _ROW_OVERHEAD = 256
-# Blocks of at most this many bytes (or Ray's target_max_block_size, if smaller): a task hands
-# out its windows while it reads the next ones, and its buffers of that size are reused from
-# the heap, where each block of Ray's 128 MiB default was fresh memory, paged in anew.
-_BLOCK_BYTES = 32 * 2**20
+# Block bytes where Ray's DataContext sets no target_max_block_size.
+_BLOCK_BYTES = 128 * 2**20
+# Pixel buffers a worker process keeps for blocks to come (see _PixelBuffers).
+_KEPT_BUFFERS = 2
 
 
 class WindowsDatasource(Datasource):
@@ -63,8 +66,12 @@ class WindowsDatasource(Datasource):
         data_context: DataContext | None = None,
     ) -> list[ReadTask]:
         context = data_context or DataContext.get_current()
-        target = min(context.target_max_block_size or _BLOCK_BYTES, _BLOCK_BYTES)
-        rows_per_block = max(1, int(target // self._window_bytes))
+        # One window more than fit in Ray's target block size: each block is past the target
+        # on its own, so Ray's read operator hands it on as it is, one Arrow chunk that a
+        # consumer sees as numpy without a copy, where blocks under the target are gathered
+        # into blocks of many chunks, which iter_batches then copies into one array.
+        target = context.target_max_block_size or _BLOCK_BYTES
+        rows_per_block = int(target // self._window_bytes) + 1
         bounds = window_ranges(self._windows.plan.first_window, max(1, parallelism))
         ranges = np.stack([bounds[:-1], bounds[1:]], axis=1)
         rng = None
@@ -102,34 +109,78 @@ def read_range(
     rows_per_block: int,
     order: tuple[int, int, int] | None = None,
 ) -> Iterator[pa.Table]:
-    """Windows ``start:stop`` of the pickled view ``state``, as Arrow blocks of at most
-    ``rows_per_block`` rows; with ``order``, each block's rows in an order drawn from it.
+    """Windows ``start:stop`` of the pickled view ``state``, as Arrow blocks of
+    ``rows_per_block`` rows (the last one fewer); with ``order``, each block's rows in an
+    order drawn from it.
 
     One :meth:`VideoWindows.iter_samples` pass over the range: it decodes the next strip of
     frames while a block is handed to Ray, and decodes a frame shared by two blocks once."""
     view = _view(state)
     rng = None if order is None else np.random.default_rng(list(order))
+    capacity = min(rows_per_block, stop - start)
     samples: list[dict[str, Any]] = []
     for sample in view.iter_samples(np.arange(start, stop)):
         samples.append(sample)
         if len(samples) == rows_per_block:
-            yield _shuffled(window_block(view, samples), rng)
+            yield window_block(view, _shuffled(samples, rng), capacity)
             samples = []
     if samples:
-        yield _shuffled(window_block(view, samples), rng)
+        yield window_block(view, _shuffled(samples, rng), capacity)
 
 
-def _shuffled(block: pa.Table, rng: np.random.Generator | None) -> pa.Table:
-    return block if rng is None else block.take(rng.permutation(block.num_rows))
+def _shuffled(samples: list[dict[str, Any]], rng: np.random.Generator | None) -> list:
+    return samples if rng is None else [samples[i] for i in rng.permutation(len(samples))]
 
 
-def window_block(view: VideoWindows, samples: Sequence[dict[str, Any]]) -> pa.Table:
+class _PixelBuffers:
+    """The ``video`` arrays of a worker's blocks, each used again for a later block once
+    nothing holds it any more (Ray has stored the block it backed, and dropped it).
+
+    A block's tensor column is a view of its array, with no copy, so the array is held as
+    long as the block is. Taking an array nothing else holds (its reference count) makes
+    reuse safe whatever Ray does with a block; reusing it saves paging in fresh memory for
+    each block, which costs about as much as copying the windows into it.
+    """
+
+    def __init__(self) -> None:
+        self._arrays: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def take(self, rows: int, shape: tuple[int, ...], capacity: int) -> np.ndarray:
+        """A uint8 array of ``(rows, *shape)``: a view of a kept array of at least that many
+        rows that nothing holds, or of a new one of ``capacity`` rows."""
+        with self._lock:
+            for i in range(len(self._arrays)):
+                array = self._arrays[i]
+                # 3: the list's reference, ``array`` and getrefcount's argument
+                if array.shape[1:] == shape and len(array) >= rows and sys.getrefcount(array) == 3:
+                    return array[:rows]
+                del array
+            array = np.empty((max(rows, capacity), *shape), np.uint8)
+            self._arrays = [array, *self._arrays][:_KEPT_BUFFERS]
+            return array[:rows]
+
+
+_buffers = _PixelBuffers()
+
+
+def window_block(
+    view: VideoWindows, samples: Sequence[dict[str, Any]], capacity: int = 0
+) -> pa.Table:
     """Samples as one Arrow block: ``video`` (and every other array key) a tensor column,
-    ``video_id`` (the Lance rows' id, the key results join on) after ``video_idx``."""
+    ``video_id`` (the Lance rows' id, the key results join on) after ``video_idx``.
+    The windows are copied into memory of ``capacity`` windows (or as many as samples) that
+    the block views and later blocks of this process reuse."""
     columns: dict[str, Any] = {}
     for name in samples[0]:
         values = [sample[name] for sample in samples]
-        columns[name] = _column(values)
+        if name == "video":
+            pixels = _buffers.take(len(values), values[0].shape, capacity)
+            for row, value in enumerate(values):
+                pixels[row] = value
+            columns[name] = pixels
+        else:
+            columns[name] = _column(values)
         if name == "video_idx":
             columns["video_id"] = view.layout.ids[np.asarray(values, np.int64)]
     return BlockAccessor.batch_to_block(columns)
