@@ -93,7 +93,8 @@ def test_every_frame_sampling_with_action_chunks_and_masks(root):
         (v, f) for v, t in enumerate(LENGTHS) for f in range(t)
     ]
     first, last = samples[0], samples[4]  # episode 0: its first and last frame
-    assert first["frame_indices"].tolist() == [0, 0] and first["frame_is_pad"].tolist() == [True, False]
+    assert first["frame_indices"].tolist() == [0, 0]
+    assert first["frame_is_pad"].tolist() == [True, False]
     assert first["observation.state_is_pad"].tolist() == [True, False]
     np.testing.assert_array_equal(first["observation.state"], values["observation.state"][[0, 0]])
     assert last["action_is_pad"].tolist() == [False, True, True]

@@ -66,7 +66,10 @@ def test_padded_windows_read_alike_every_way(root):
         np.testing.assert_array_equal(got["video"], want["video"])
         np.testing.assert_array_equal(got["frame_is_pad"], want["frame_is_pad"])
     one = taken[int(w.plan.first_window[6])]
-    assert one["frame_indices"].tolist() == [0] * 8 and one["frame_is_pad"].tolist() == [False] + [True] * 7
+    assert (
+        one["frame_indices"].tolist() == [0] * 8
+        and one["frame_is_pad"].tolist() == [False] + [True] * 7
+    )
     assert all(np.array_equal(frame, one["video"][0]) for frame in one["video"])
 
 
