@@ -130,7 +130,7 @@ def bench(tmp: Path, *, num_videos: int, epochs: int) -> dict:
         clips = []
         for i in clips_of(epoch).tolist():
             info = windows.segment_info(i)
-            clips.append((info["filename"], info["frame_indices"]))
+            clips.append((info["filename"], info["frame_indices"].tolist()))
         return pyav.read(clips)
 
     def decode_limit(epoch: int) -> float:

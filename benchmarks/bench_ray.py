@@ -42,7 +42,7 @@ def reference_read(windows: VideoWindows, dataset: lance.LanceDataset, index: in
     """The reference reader's algorithm: one Lance take per window, one decode per frame."""
     info = windows.segment_info(index)
     start_row = int(windows.layout.start_rows[info["video_idx"]])
-    rows = [start_row + f for f in info["frame_indices"]]
+    rows = [start_row + f for f in info["frame_indices"].tolist()]
     blobs = dataset.take(rows, columns=["bytes"]).column("bytes").to_pylist()
     out = np.empty((len(blobs), *SIZE, 3), np.uint8)
     for j, blob in enumerate(blobs):

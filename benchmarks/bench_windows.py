@@ -103,7 +103,7 @@ class ReferenceReader:
     def read(self, index: int) -> np.ndarray:
         info = self._w.segment_info(index)
         video = self._w.videos[info["video_idx"]]
-        rows = [video.start_row + f for f in info["frame_indices"]]
+        rows = [video.start_row + f for f in info["frame_indices"].tolist()]
         blobs = self._ds.take(rows, columns=["bytes"]).column("bytes").to_pylist()
         out = np.empty((len(blobs), video.height, video.width, 3), np.uint8)
         for j, blob in enumerate(blobs):
@@ -138,7 +138,7 @@ class DecodeLimit:
         for i in indices.tolist():
             info = self._w.segment_info(i)
             start_row = self._w.videos[info["video_idx"]].start_row
-            rows.update(start_row + f for f in info["frame_indices"])
+            rows.update(start_row + f for f in info["frame_indices"].tolist())
         if skip is not None:
             rows -= skip
             skip |= rows

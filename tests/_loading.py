@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _roots import hf_root, make_frames
+from _roots import assert_same_value, hf_root, make_frames
 
 from hf_lvf import VideoWindows, write_frames
 
@@ -85,7 +85,7 @@ def assert_rows_equal(
                 assert video.shape == value.shape
                 np.testing.assert_array_equal(video, value)
             else:
-                assert got[name] == value, name
+                assert_same_value(got[name], value, name)
         for name in set(got) - set(sample):
             expected = (extra or {})[name]
             if isinstance(expected, float) and math.isnan(expected):

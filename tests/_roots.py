@@ -217,8 +217,12 @@ def oracle_sample(
     return sample
 
 
-def assert_same_sample(got: dict[str, Any], want: dict[str, Any]) -> None:
-    """Same keys in the same order, same values of the same Python types, equal pixels."""
+def assert_same_sample(
+    got: dict[str, Any], want: dict[str, Any], *, indices_type: type = np.ndarray
+) -> None:
+    """Same keys in the same order, same values of the same Python types, equal pixels;
+    ``frame_indices`` an int32 array (a list of ints with ``indices_type=list``: a map-style
+    ``datasets`` row, which decodes its ``List`` feature as a list) of the oracle's values."""
     assert list(got) == list(want)
     for name, value in want.items():
         if name == "video":
@@ -226,10 +230,35 @@ def assert_same_sample(got: dict[str, Any], want: dict[str, Any]) -> None:
             assert got[name].dtype == np.uint8
             assert got[name].shape == value.shape
             np.testing.assert_array_equal(got[name], value)
+        elif name == "frame_indices":  # an int32 array, so that batches stack it
+            assert type(got[name]) is indices_type, name
+            if indices_type is np.ndarray:
+                assert got[name].dtype == np.int32, name
+            else:
+                assert all(type(f) is int for f in got[name]), name
+            assert_same_value(got[name], value, name)
         else:
             assert type(got[name]) is type(value), name
             assert got[name] == value, name
-    assert all(type(f) is int for f in got["frame_indices"])
+
+
+def assert_same_value(got: Any, want: Any, name: str = "") -> None:
+    """``got`` equals ``want`` by value, an array or a list either way (a sample's
+    ``frame_indices`` is an array, a ``datasets`` row's or the oracle's a list): same
+    shape, equal elements (NaN equal to NaN); anything else by ``==``."""
+    if isinstance(got, np.ndarray | list | tuple) or isinstance(want, np.ndarray | list | tuple):
+        got_array, want_array = np.asarray(got), np.asarray(want)
+        assert got_array.shape == want_array.shape, name
+        np.testing.assert_array_equal(got_array, want_array, err_msg=name)
+    else:
+        assert got == want, name
+
+
+def assert_same_values(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Same keys in the same order, each value equal by :func:`assert_same_value`."""
+    assert list(got) == list(want)
+    for name, value in want.items():
+        assert_same_value(got[name], value, name)
 
 
 def assert_same_samples(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:

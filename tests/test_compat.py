@@ -72,7 +72,7 @@ def test_a_view_pickled_by_main_before_the_move_reads(tmp_path):
     assert len(view) == len(fresh) == 6
     for i in range(len(fresh)):
         assert np.array_equal(view[i]["video"], fresh[i]["video"])
-        assert view[i]["frame_indices"] == fresh[i]["frame_indices"]
+        np.testing.assert_array_equal(view[i]["frame_indices"], fresh[i]["frame_indices"])
 
 
 def test_features_and_a_saved_dataset_from_before_the_move_read(tmp_path):

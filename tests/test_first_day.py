@@ -1,6 +1,7 @@
 """What a new user trips on first (issue 38's smaller things), each with its test: CLI
 messages in flags, files with the umask's mode, the card's preview written where it is
-linked, ``frame_indices`` collated to ``(B, window_length)``, a warning for dropped videos,
+linked, ``frame_indices`` (an int32 array) collated to ``(B, window_length)`` by any
+DataLoader, a warning for dropped videos,
 ``info``'s plurals and ranges."""
 
 from __future__ import annotations
@@ -84,6 +85,69 @@ def test_frame_indices_collate_to_batch_by_window_length(root):
     )
     batch = next(iter(loader))
     assert isinstance(batch["frame_indices"], torch.Tensor)
+    assert batch["frame_indices"].tolist() == [[0, 1, 2], [2, 3, 4]]
+
+
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")  # a pass's views
+def test_a_plain_dataloader_batches_frame_indices_by_window_length(root):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    with pytest.warns(hf_lvf.DroppedVideosWarning):  # video 1 has 3 frames
+        windows = hf_lvf.VideoWindows(root, window_length=4)
+    sample = windows[0]["frame_indices"]
+    assert isinstance(sample, np.ndarray) and sample.dtype == np.int32 and sample.shape == (4,)
+    # Video 0 (6 frames): starts 0, 1, 2; video 2 (8 frames): starts 0 to 4.
+    want = [[s + j for j in range(4)] for s in [0, 1, 2, 0, 1, 2, 3, 4]]
+    for dataset in (windows, windows.to_iterable_dataset()):
+        batches = list(DataLoader(dataset, batch_size=3))
+        first = batches[0]["frame_indices"]
+        assert isinstance(first, torch.Tensor), type(dataset)
+        assert first.dtype == torch.int32 and tuple(first.shape) == (3, 4), type(dataset)
+        assert [tuple(b["frame_indices"].shape) for b in batches] == [(3, 4), (3, 4), (2, 4)]
+        assert torch.cat([b["frame_indices"] for b in batches]).tolist() == want
+
+
+def test_a_plain_dataloader_batches_frame_is_pad_and_timestamps(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    # Read at 10 fps: video 0 (20 fps, 6 frames) is 3 virtual frames, stored frames 0, 2, 4,
+    # padded to 4 with its last; video 1 (10 fps, 5 frames) gives two windows.
+    videos = [
+        ("fast", iter(np.zeros((6, 8, 8, 3), np.uint8)), {"fps": 20}),
+        ("slow", iter(np.zeros((5, 8, 8, 3), np.uint8)), {"fps": 10}),
+    ]
+    root = hf_lvf.write_frames(tmp_path / "rates", videos)
+    windows = hf_lvf.VideoWindows(root, window_length=4, short_videos="pad", fps=10)
+    sample = windows[0]
+    assert sample["frame_is_pad"].dtype == np.bool_ and sample["frame_is_pad"].shape == (4,)
+    assert sample["timestamps"].dtype == np.float64 and sample["timestamps"].shape == (4,)
+    batch = next(iter(DataLoader(windows, batch_size=3)))
+    assert batch["frame_indices"].dtype == torch.int32
+    assert batch["frame_indices"].tolist() == [[0, 2, 4, 4], [0, 1, 2, 3], [1, 2, 3, 4]]
+    assert batch["frame_is_pad"].dtype == torch.bool
+    assert batch["frame_is_pad"].tolist() == [[False] * 3 + [True]] + [[False] * 4] * 2
+    assert batch["timestamps"].dtype == torch.float64
+    assert batch["timestamps"].tolist() == [
+        [0.0, 0.1, 0.2, 0.2],
+        [0.0, 0.1, 0.2, 0.3],
+        [0.1, 0.2, 0.3, 0.4],
+    ]
+
+
+def test_safe_dataloader_batches_frame_indices_of_map_style_rows(root):
+    # datasets decodes the List feature of a map-style row as a list; default_collate
+    # would make it window_length tensors of shape (B,).
+    torch = pytest.importorskip("torch")
+    import datasets
+
+    ds = datasets.load_dataset(
+        "hf_lvf", data_dir=str(root), split="train", window_length=3, hop_size=2
+    )
+    assert type(ds[0]["frame_indices"]) is list
+    batch = next(iter(hf_lvf.safe_dataloader(ds, batch_size=2, num_workers=0)))
+    assert batch["frame_indices"].dtype == torch.int32
     assert batch["frame_indices"].tolist() == [[0, 1, 2], [2, 3, 4]]
 
 

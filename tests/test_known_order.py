@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from _roots import hf_root
+from _roots import assert_same_values, hf_root
 from _threads import no_fetch_threads_after
 
 import hf_lvf
@@ -31,9 +31,7 @@ def _assert_same(got: list[dict], want: list[dict]) -> None:
     assert [s["sample_idx"] for s in got] == [s["sample_idx"] for s in want]
     for a, b in zip(got, want, strict=True):
         np.testing.assert_array_equal(a["video"], b["video"])
-        assert {k: v for k, v in a.items() if k != "video"} == {
-            k: v for k, v in b.items() if k != "video"
-        }
+        assert_same_values(a, b)
 
 
 def _fetching_threads(w: VideoWindows) -> list[str]:

@@ -19,7 +19,7 @@ import lance
 import numpy as np
 import pytest
 from _loading import crc
-from _roots import hf_root, make_frames, write_foreign_root
+from _roots import assert_same_value, hf_root, make_frames, write_foreign_root
 from _videos import write_video
 
 import hf_lvf
@@ -165,6 +165,7 @@ def test_columns_and_torch_batches(ray_cluster, root):
     assert first["video"].dtype == torch.uint8
     assert tuple(first["video"].shape) == (8, 3, 8, 12, 3)
     assert tuple(first["frame_indices"].shape) == (8, 3)
+    assert first["frame_indices"].dtype == torch.int32  # the sample's dtype, as in its features
     assert sum(len(b["sample_idx"]) for b in batches) == len(
         VideoWindows(root, window_length=3, hop_size=5)
     )
@@ -174,7 +175,7 @@ def test_columns_and_torch_batches(ray_cluster, root):
         if name == "video":
             np.testing.assert_array_equal(row["video"], value)
         else:
-            assert np.asarray(row[name]).tolist() == value, name
+            assert_same_value(row[name], value, name)
     assert row["video_id"] == sample["video_idx"]  # hf_root numbers ids as indices
 
 

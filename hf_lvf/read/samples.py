@@ -55,6 +55,9 @@ def build_samples(
 ) -> list[dict[str, Any]]:
     """Sample dicts in FORMAT.md's key order, ``video[b]`` as the ``video`` of sample ``b``.
 
+    ``frame_indices`` is row ``b`` of an int32 ``(n, window_length)`` array, so a plain
+    ``torch.utils.data.DataLoader`` collates it to one ``(B, window_length)`` tensor.
+
     The per-video values come from ``layout``'s columns, taken for the whole batch at once.
     A metadata field the video lacks (or holds as ``null``) takes its dtype's
     placeholder (:data:`hf_lvf.layout.MISSING_VALUES`), so samples always collate.
@@ -66,7 +69,7 @@ def build_samples(
         "video_idx": video_idx.tolist(),
         "filename": layout.paths_of(video_idx),
         "start_frame": start_frame.tolist(),
-        "frame_indices": frame_indices.tolist(),
+        "frame_indices": frame_indices.astype(np.int32),
         "sample_idx": idx.tolist(),
         **(extras or {}),
         **layout.metadata_columns(fields, video_idx),

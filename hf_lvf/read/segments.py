@@ -120,7 +120,7 @@ def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str,
         "video_idx": v,
         "filename": layout.path(v),
         "start_frame": int(frame_indices[0]),
-        "frame_indices": frame_indices.tolist(),
+        "frame_indices": frame_indices.astype(np.int32),
     }
     extras = plan.sample_columns(video_idx, start)
     spans = span_columns(layout, plan, idx, span_fields(layout, plan.params, layout.fields))

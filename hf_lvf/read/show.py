@@ -177,10 +177,13 @@ def tile_origin(
 
 
 def describe_sample(sample: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(key, value)`` rows of a sample for people: arrays as their dtype and shape."""
+    """``(key, value)`` rows of a sample for people: arrays as their dtype and shape, but
+    ``frame_indices`` as its frame numbers."""
     rows = []
     for key, value in sample.items():
-        if isinstance(value, np.ndarray):
+        if key == "frame_indices":
+            text = str(np.asarray(value).tolist())
+        elif isinstance(value, np.ndarray):
             text = f"{value.dtype} array {tuple(value.shape)}"
         else:
             text = str(value.tolist() if isinstance(value, np.generic) else value)

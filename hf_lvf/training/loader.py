@@ -312,9 +312,11 @@ def quiet_default_collate(batch: Any) -> Any:
     that writing into it would be undefined, then stacks them into a new tensor, so nothing
     can write into them. A ``collate_fn`` of the caller's own might, so it keeps the warning.
 
-    A sample's ``frame_indices`` (a list of ``window_length`` ints) becomes one
-    ``(B, window_length)`` tensor, as the ``List(int32, length=window_length)`` feature is in
-    a torch-formatted dataset, not ``window_length`` tensors of shape ``(B,)``.
+    A sample's ``frame_indices`` becomes one int32 ``(B, window_length)`` tensor. Samples of
+    :class:`~hf_lvf.VideoWindows` (and streams) carry it as an int32 array, which any
+    ``default_collate`` stacks; rows of a map-style dataset without a format carry it as a
+    list, as ``datasets`` decodes a ``List`` feature, which ``default_collate`` would make
+    ``window_length`` tensors of shape ``(B,)``: those lists are made arrays first.
     """
     from torch.utils.data import default_collate
 
