@@ -24,9 +24,11 @@ from ..read.windows import VideoWindows
 if TYPE_CHECKING:
     import ray.data
 
-# Windows a read task covers by default: a task re-decodes the frames its first window shares
-# with the range before it, (span - hop) frames, a few percent of 256 windows' new frames.
-_WINDOWS_PER_TASK = 256
+# Windows a read task covers by default. Each task costs Ray Data about 45 ms beyond its
+# reads (measured on 2 CPUs: 8 tasks over 582 windows of 224x224 took 1.14 s, 2 tasks 0.83 s)
+# and re-decodes the (span - hop) frames its first window shares with the range before it;
+# a task's decode threads use every core of its node, so one task per CPU keeps all busy.
+_WINDOWS_PER_TASK = 1024
 
 
 def _import_ray(what: str) -> Any:
@@ -73,7 +75,7 @@ def read_windows(
             ``Dataset.randomize_block_order()`` is Ray's own, coarser shuffle.
         epoch: the epoch of ``seed``'s order.
         override_num_blocks: read tasks to cut the windows into (at most one per window);
-            default: one per 256 windows, at least 4 per CPU of the cluster.
+            default: one per 1,024 windows, at least one per CPU of the cluster.
         concurrency: read tasks that run at once (Ray's ``concurrency``).
         ray_remote_args: Ray's options of the read tasks (``num_cpus``, ``max_retries``,
             ``retry_exceptions``, ...).
@@ -117,7 +119,7 @@ def read_windows(
 
     if override_num_blocks is None:
         cpus = int(ray.cluster_resources().get("CPU", 1)) if ray.is_initialized() else 1
-        wanted = max(math.ceil(len(windows) / _WINDOWS_PER_TASK), 4 * cpus)
+        wanted = max(math.ceil(len(windows) / _WINDOWS_PER_TASK), cpus)
         override_num_blocks = min(len(windows), wanted)
     return ray.data.read_datasource(
         WindowsDatasource(windows, seed=seed, epoch=epoch),
