@@ -1,11 +1,19 @@
-"""hf_lvf: lance-video-frames roots as fixed-length frame windows for Hugging Face and PyTorch."""
+"""hf_lvf: lance-video-frames roots as fixed-length frame windows for Hugging Face and PyTorch.
+
+``import hf_lvf`` imports only the exceptions; each public name below is imported from its
+package on first use, so a command (``hf-lvf info``) or a conversion worker that needs no
+``datasets`` never imports it. ``load_dataset("hf_lvf", ...)`` works all the same: the
+builder registers with ``datasets`` as soon as both are imported (:mod:`._registration`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._moved import install as _install_moved
+from ._registration import set_up as _set_up
 from ._version import __version__
-from .card import build_card
-from .convert import ConversionSummary, convert_videos
-from .decode import DEFAULT_QUALITY
-from .engines.ray_data import RayExecutor, frame_table, read_windows
 from .errors import (
     DroppedVideosWarning,
     ForkSafetyError,
@@ -27,23 +35,74 @@ from .errors import (
     WindowIndexError,
     WorkerLoadError,
 )
-from .frames import FetchAhead
-from .hf.builder import HfLvfConfig
-from .hf.feature import WindowVideo
-from .hf.references import relocate_roots
-from .layout import MISSING_VALUES, VideoInfo, read_layout
-from .layout.frame_fields import FrameField
-from .plan.segment_plan import WindowParams
-from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
-from .publish import push_card, push_to_hub
-from .read.describe import describe
-from .read.show import save_window
-from .read.windows import VideoWindows
-from .training.loader import safe_dataloader
-from .training.sampler import ClipSampler
-from .write.columns import add_frame_columns
-from .write.merge import merge_roots
-from .write.writer import write_frames
+
+if TYPE_CHECKING:
+    from .card import build_card
+    from .convert import ConversionSummary, convert_videos
+    from .decode import DEFAULT_QUALITY
+    from .engines.ray_data import RayExecutor, frame_table, read_windows
+    from .frames import FetchAhead
+    from .hf.builder import HfLvfConfig
+    from .hf.feature import WindowVideo
+    from .hf.references import relocate_roots
+    from .layout import MISSING_VALUES, VideoInfo, read_layout
+    from .layout.frame_fields import FrameField
+    from .plan.segment_plan import WindowParams
+    from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
+    from .publish import push_card, push_to_hub
+    from .read.describe import describe
+    from .read.show import save_window
+    from .read.windows import VideoWindows
+    from .training.loader import safe_dataloader
+    from .training.sampler import ClipSampler
+    from .write.columns import add_frame_columns
+    from .write.merge import merge_roots
+    from .write.writer import write_frames
+
+# Where each public name lives (hf_lvf.<package>), imported on first use.
+_HOMES = {
+    "build_card": "card",
+    "ConversionSummary": "convert",
+    "convert_videos": "convert",
+    "DEFAULT_QUALITY": "decode",
+    "RayExecutor": "engines.ray_data",
+    "frame_table": "engines.ray_data",
+    "read_windows": "engines.ray_data",
+    "FetchAhead": "frames",
+    "HfLvfConfig": "hf.builder",
+    "WindowVideo": "hf.feature",
+    "relocate_roots": "hf.references",
+    "MISSING_VALUES": "layout",
+    "VideoInfo": "layout",
+    "read_layout": "layout",
+    "FrameField": "layout.frame_fields",
+    "WindowParams": "plan.segment_plan",
+    "DEFAULT_MAX_FRAME_PIXELS": "plan.sizes",
+    "push_card": "publish",
+    "push_to_hub": "publish",
+    "describe": "read.describe",
+    "save_window": "read.show",
+    "VideoWindows": "read.windows",
+    "safe_dataloader": "training.loader",
+    "ClipSampler": "training.sampler",
+    "add_frame_columns": "write.columns",
+    "merge_roots": "write.merge",
+    "write_frames": "write.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hf_lvf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # once imported, an attribute like any other
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DEFAULT_MAX_FRAME_PIXELS",
@@ -96,3 +155,4 @@ __all__ = [
 ]
 
 _install_moved()  # old module paths (pickles made before the packages by layer)
+_set_up()  # load_dataset("hf_lvf", ...), to_iterable_dataset (see _registration)

@@ -30,7 +30,7 @@ LAYERS = (
     ("card",),  # dataset cards
     ("publish",),  # pushing to the Hub
     ("cli",),  # hf-lvf
-    ("__init__", "_moved"),  # the public API; old module paths
+    ("__init__", "_moved", "_registration"),  # the public API; old paths; load_dataset
 )
 MAX_TOP_LEVEL_MODULES = 10  # beside __init__, _version and the packages
 # Where each outside system may be imported (top-level package name -> modules).

@@ -408,6 +408,6 @@ class VideoWindows(WindowReads):
                 nodes; default: a power of two up to 64 with >= 8 windows each.
             **clips: ``clips_per_video=``, ``clip_sampling=``, ``clip_seed=``: see ``ClipSampler``.
         """
-        if _iterable_front_end is None:  # hf_lvf/__init__.py imports the front end
+        if _iterable_front_end is None:  # installed once this module is (hf_lvf._registration)
             raise UsageError("import hf_lvf to use to_iterable_dataset")
         return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards, **clips)
