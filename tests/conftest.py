@@ -158,3 +158,14 @@ def ray_cluster():
     context.print_on_execution_start = False
     yield ray
     ray.shutdown()
+
+
+# =============================================================================
+# pytest-xdist: how many workers ``-n auto`` starts (pyproject's addopts)
+# =============================================================================
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers per core: many tests spend their time waiting on child processes,
+    servers and injected latency, and a second worker per core fills that time (measured
+    on 2 cores: 2 workers 340 s, 3 workers 313 s, 4 workers 285 s)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
