@@ -136,6 +136,10 @@ def ray_cluster():
     import ray.data
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local test cluster: no token file
+    # Ray runs its workers at nice 15: beside the other xdist workers' tests they got so
+    # little CPU that Ray's tests became the suite's tail (37 s for one read of 2,260
+    # windows); at the same priority as the rest they take their share.
+    os.environ.setdefault("RAY_worker_niceness", "0")
     # Workers import what tests hand them by reference (functions of test modules, helpers).
     # Ray's processes keep the environment they start with: it is restored here after.
     tests, path = str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")
