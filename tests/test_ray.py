@@ -259,6 +259,15 @@ def test_scores_from_map_batches_become_a_frame_column(ray_cluster, tmp_path):
         assert (root / "data" / name).stat().st_size == size
     assert lance.dataset(str(root), version=before).to_table().equals(old_frames)
     assert "score" not in lance.dataset(str(root), version=before).schema.names
+    # The column reads back through the core view as a per-frame field of every window.
+    keys = new.select(["video_id", "frame_idx"]).to_pydict().values()
+    written = dict(zip(zip(*keys, strict=True), new.column("score").to_pylist(), strict=True))
+    view = VideoWindows(root, window_length=4, hop_size=3)
+    assert "score" in view.features
+    for sample in view:
+        video_id = int(view.layout.ids[sample["video_idx"]])
+        want_scores = [written[(video_id, int(f))] for f in sample["frame_indices"]]
+        assert sample["score"].tolist() == want_scores
     assert dict(_read(read_windows(root, window_length=4, hop_size=3))) == {
         s["sample_idx"]: crc(s["video"]) for s in VideoWindows(root, window_length=4, hop_size=3)
     }
