@@ -243,3 +243,25 @@ def test_missing_metadata_collates_in_every_front_end(tmp_path):
         assert got["label"] == want["label"] and got["flag"] == want["flag"], name
         assert got["note"] == want["note"], name
         np.testing.assert_array_equal(got["score"], want["score"], err_msg=name)
+
+
+def test_the_forkserver_imports_once_what_every_worker_imports(monkeypatch, data_dir):
+    """safe_dataloader adds torch, hf_lvf and (where this process uses it) datasets to the
+    forkserver's preload, after what it had (``__main__``): workers fork with them imported.
+    A fresh server object stands in for the process's own, which may already run."""
+    from multiprocessing import forkserver
+
+    from hf_lvf.training import loader
+
+    server = forkserver.ForkServer()
+    monkeypatch.setattr(forkserver, "_forkserver", server)
+    monkeypatch.setattr(forkserver, "set_forkserver_preload", server.set_forkserver_preload)
+    safe_dataloader(VideoWindows(data_dir / "train", **PARAMS), batch_size=2, num_workers=1)
+    assert server._preload_modules == ["__main__", "torch", "hf_lvf", "datasets"]
+    monkeypatch.delitem(sys.modules, "datasets")  # a process that never imported datasets
+    server.set_forkserver_preload(["__main__"])
+    loader._preload_forkserver()
+    assert server._preload_modules == ["__main__", "torch", "hf_lvf"]
+    safe_dataloader(VideoWindows(data_dir / "train", **PARAMS), num_workers=1,
+                    multiprocessing_context="spawn")  # fmt: skip
+    assert server._preload_modules == ["__main__", "torch", "hf_lvf"]  # spawn: untouched
