@@ -95,9 +95,11 @@ def run_child(root: Path, reader: str) -> dict[str, float]:
         [sys.executable, "-c", textwrap.dedent(_CHILD), str(root), reader, json.dumps(PARAMS)],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         env={**os.environ, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"},
     )
+    if out.returncode != 0:
+        raise RuntimeError(f"reading {reader!r} of {root} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
