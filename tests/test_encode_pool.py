@@ -117,6 +117,7 @@ def test_one_video_converts_to_the_same_bytes_with_any_encode_threads(
         ("webp", False, 2, 3, 8, 4),
         ("webp", True, None, 1, 2, 1),  # its lossless WebP encoder holds it
         ("png", True, 0, 1, 4, 1),  # and so does its PNG encoder
+        ("png", False, 0, 1, 4, 1),  # PNG is lossless whatever lossless= says
     ],
 )
 def test_encode_threads_share_the_cores_the_workers_leave(

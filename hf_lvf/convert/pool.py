@@ -367,10 +367,11 @@ def encode_threads(
 ) -> int:
     """Threads that encode each video's frames (:func:`hf_lvf.decode.encode_in_order`): for
     JPEG and lossy WebP, whose Pillow encoders release the GIL, the cores the worker
-    processes leave (all of them in this process, ``workers=0``); 1 for PNG and lossless
-    WebP, whose Pillow encoders hold it (measured on 720p frames: two threads encode no
-    faster than one), and with an ``executor``, whose workers' cores are unknown."""
-    if options.codec == "png" or options.lossless or executor is not None:
+    processes leave (all of them in this process, ``workers=0``); 1 for lossless frames (PNG
+    always is, ``options`` says so), whose Pillow encoders hold it (measured on 720p frames:
+    two threads encode no faster than one), and with an ``executor``, whose workers' cores
+    are unknown."""
+    if options.lossless or executor is not None:
         return 1
     busy = 1 if workers == 0 else workers or max(1, min(_cores(), num_videos))
     return max(1, _cores() // busy)
