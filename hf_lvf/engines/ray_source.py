@@ -176,9 +176,7 @@ def window_block(
         values = [sample[name] for sample in samples]
         if name == "video":
             pixels = _buffers.take(len(values), values[0].shape, capacity)
-            for row, value in enumerate(values):
-                pixels[row] = value
-            columns[name] = pixels
+            columns[name] = np.stack(values, out=pixels)
         else:
             columns[name] = _column(values)
         if name == "video_idx":
