@@ -151,7 +151,7 @@ def test_torch_distributed_two_ranks_two_workers_each(tmp_path):
         tmp_path,
         "ranks.py",
         f"""
-    import json, multiprocessing, zlib
+    import json, zlib
     import numpy as np
     import datasets
     import torch.distributed as dist
@@ -170,9 +170,6 @@ def test_torch_distributed_two_ranks_two_workers_each(tmp_path):
         return out
 
     def run(rank, world):
-        # DataLoader workers fork from a forkserver that has imported these once (it never
-        # opens Lance), instead of each importing them: seconds per worker on a busy machine.
-        multiprocessing.set_forkserver_preload(["hf_lvf", "datasets", "torch"])
         dist.init_process_group("gloo", init_method={"file://" + str(tmp_path / "rdv")!r},
                                 rank=rank, world_size=world)
         result = {{"streaming": [], "sampler": []}}
