@@ -4,6 +4,7 @@ order (hf_lvf._registration)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -83,3 +84,17 @@ def test_every_public_name_resolves_to_its_home():
     assert set(hf_lvf.__all__) <= set(dir(hf_lvf))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         hf_lvf.nope  # noqa: B018
+
+
+def test_the_names_for_type_checkers_are_the_names_imported_on_first_use():
+    """``hf_lvf/__init__.py`` lists each public name twice: in ``_HOMES`` (what
+    ``__getattr__`` imports) and under ``if TYPE_CHECKING:`` (what IDEs and the API reference
+    read). The two must say the same."""
+    import hf_lvf
+
+    tree = ast.parse(Path(hf_lvf.__file__).read_text())
+    (block,) = [
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    typed = {a.name: node.module for node in block.body for a in node.names}
+    assert typed == hf_lvf._HOMES
