@@ -4,10 +4,11 @@ Imported only by :mod:`.ray_data` once Ray is known to be installed. Each read t
 small picklable call over ``(view, start, stop)``: the view travels as its pickle (location,
 metadata identity and options; the Lance handle reopens in the worker, once per worker
 process), the range as two ints, so planning a million-window root sends nothing per window.
-A task reads its range with :meth:`VideoWindows.iter_samples` (frames fetched ahead in few
-Lance requests, a frame shared by overlapping windows decoded once) and yields blocks one
-window past Ray's target block size, each window copied once, into memory the worker
-reuses. Everything a task yields is a function of its arguments, so a task Ray re-runs
+A task reads its range a block at a time, each block one :meth:`VideoWindows.take` (frames
+fetched ahead in few Lance requests, a frame shared by overlapping windows decoded once,
+straight into the block's memory, which the worker reuses once Ray lets go of the block),
+the next block read while Ray takes this one; blocks are one window past Ray's target
+block size. Everything a task yields is a function of its arguments, so a task Ray re-runs
 after its worker died yields the same blocks, which Ray counts once.
 """
 
@@ -15,9 +16,8 @@ from __future__ import annotations
 
 import functools
 import pickle
-import sys
-import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -33,8 +33,6 @@ from ..read.windows import VideoWindows
 _ROW_OVERHEAD = 256
 # Block bytes where Ray's DataContext sets no target_max_block_size.
 _BLOCK_BYTES = 128 * 2**20
-# Pixel buffers a worker process keeps for blocks to come (see _PixelBuffers).
-_KEPT_BUFFERS = 2
 
 
 class WindowsDatasource(Datasource):
@@ -113,72 +111,45 @@ def read_range(
     ``rows_per_block`` rows (the last one fewer); with ``order``, each block's rows in an
     order drawn from it.
 
-    One :meth:`VideoWindows.iter_samples` pass over the range: it decodes the next strip of
-    frames while a block is handed to Ray, and decodes a frame shared by two blocks once."""
+    Each block is one :meth:`VideoWindows.take` of its windows (in an order the view is told,
+    so that it fetches the frames of the next ones while it decodes): every distinct frame
+    decoded once, straight into the block's memory, and copied to the other windows that
+    need it by the thread that decoded it, while it is in that core's cache. The next block
+    is read on a thread of its own while Ray stores this one (or runs the ``map_batches``
+    fused with the read over it); a frame shared with the block before is decoded once."""
     view = _view(state)
-    rng = None if order is None else np.random.default_rng(list(order))
-    capacity = min(rows_per_block, stop - start)
-    samples: list[dict[str, Any]] = []
-    for sample in view.iter_samples(np.arange(start, stop)):
-        samples.append(sample)
-        if len(samples) == rows_per_block:
-            yield window_block(view, _shuffled(samples, rng), capacity)
-            samples = []
-    if samples:
-        yield window_block(view, _shuffled(samples, rng), capacity)
-
-
-def _shuffled(samples: list[dict[str, Any]], rng: np.random.Generator | None) -> list:
-    return samples if rng is None else [samples[i] for i in rng.permutation(len(samples))]
-
-
-class _PixelBuffers:
-    """The ``video`` arrays of a worker's blocks, each used again for a later block once
-    nothing holds it any more (Ray has stored the block it backed, and dropped it).
-
-    A block's tensor column is a view of its array, with no copy, so the array is held as
-    long as the block is. Taking an array nothing else holds (its reference count) makes
-    reuse safe whatever Ray does with a block; reusing it saves paging in fresh memory for
-    each block, which costs about as much as copying the windows into it.
-    """
-
-    def __init__(self) -> None:
-        self._arrays: list[np.ndarray] = []
-        self._lock = threading.Lock()
-
-    def take(self, rows: int, shape: tuple[int, ...], capacity: int) -> np.ndarray:
-        """A uint8 array of ``(rows, *shape)``: a view of a kept array of at least that many
-        rows that nothing holds, or of a new one of ``capacity`` rows."""
-        with self._lock:
-            for i in range(len(self._arrays)):
-                array = self._arrays[i]
-                # 3: the list's reference, ``array`` and getrefcount's argument
-                if array.shape[1:] == shape and len(array) >= rows and sys.getrefcount(array) == 3:
-                    return array[:rows]
-                del array
-            array = np.empty((max(rows, capacity), *shape), np.uint8)
-            self._arrays = [array, *self._arrays][:_KEPT_BUFFERS]
-            return array[:rows]
-
-
-_buffers = _PixelBuffers()
+    if stop <= start:
+        return
+    indices = np.arange(start, stop)
+    blocks = [indices[i : i + rows_per_block] for i in range(0, len(indices), rows_per_block)]
+    if order is not None:
+        rng = np.random.default_rng(list(order))
+        blocks = [block[rng.permutation(len(block))] for block in blocks]
+    view.expect_order(np.concatenate(blocks))
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="hf_lvf-ray-read") as ahead:
+            pending = ahead.submit(view._take_block, blocks[0])
+            for following in [*blocks[1:], None]:
+                video, samples = pending.result()
+                if following is not None:
+                    pending = ahead.submit(view._take_block, following)
+                block = window_block(view, video, samples)
+                del video, samples  # the block alone holds its pixels: reused once Ray lets go
+                yield block
+    finally:
+        view.expect_order(None)
 
 
 def window_block(
-    view: VideoWindows, samples: Sequence[dict[str, Any]], capacity: int = 0
+    view: VideoWindows, video: np.ndarray, samples: Sequence[dict[str, Any]]
 ) -> pa.Table:
-    """Samples as one Arrow block: ``video`` (and every other array key) a tensor column,
-    ``video_id`` (the Lance rows' id, the key results join on) after ``video_idx``.
-    The windows are copied into memory of ``capacity`` windows (or as many as samples) that
-    the block views and later blocks of this process reuse."""
+    """Samples as one Arrow block: ``video`` (the windows' pixels ``(n, window_length, H, W,
+    3)``, which the block views) and every other array key a tensor column, ``video_id`` (the
+    Lance rows' id, the key results join on) after ``video_idx``."""
     columns: dict[str, Any] = {}
     for name in samples[0]:
-        values = [sample[name] for sample in samples]
-        if name == "video":
-            pixels = _buffers.take(len(values), values[0].shape, capacity)
-            columns[name] = np.stack(values, out=pixels)
-        else:
-            columns[name] = _column(values)
+        values = video if name == "video" else _column([sample[name] for sample in samples])
+        columns[name] = values
         if name == "video_idx":
             columns["video_id"] = view.layout.ids[np.asarray(values, np.int64)]
     return BlockAccessor.batch_to_block(columns)
