@@ -3,7 +3,7 @@ or a shared strip, and the per-frame fields that come with them (in the same tak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -140,6 +140,20 @@ class WindowReads:
         video, values = self._frames.dense(rows, extra, fields=fields)
         return video, video_idx, start_frame, frame_indices, values
 
+    def _take_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
+        """:meth:`take`, and the one ``(n, window_length, H, W, 3)`` array its samples'
+        ``video`` values are views of (what the Ray read tasks hand on as a block)."""
+        # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
+        if idx.size == 0:
+            height, width = self._out_size
+            return np.empty((0, self._params.window_length, height, width, 3), np.uint8), []
+        with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
+            video, video_idx, start_frame, frame_indices, values = self._read_fields(idx)
+        return video, self._samples(
+            idx, video_idx, start_frame, frame_indices, video, values=values
+        )
+
     def _take_shared(self, idx: np.ndarray) -> Callable[[], list[dict[str, Any]]]:
         """Start reading windows ``idx`` into one strip of decoded frames; returns ``finish()``:
         their samples, each a read-only view into the strip."""
@@ -167,6 +181,8 @@ class WindowReads:
     _sizing: Any
     uri: Any
     _samples: Any
+    _ordered: Any
+    _fetch_ahead: Any
 
 
 __all__ = ["WindowReads"]

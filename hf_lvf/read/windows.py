@@ -327,20 +327,6 @@ class VideoWindows(WindowReads):
         """
         return self._take_block(indices)[1]
 
-    def _take_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
-        """:meth:`take`, and the one ``(n, window_length, H, W, 3)`` array its samples'
-        ``video`` values are views of (what the Ray read tasks hand on as a block)."""
-        # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
-        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
-        if idx.size == 0:
-            height, width = self._out_size
-            return np.empty((0, self._params.window_length, height, width, 3), np.uint8), []
-        with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
-            video, video_idx, start_frame, frame_indices, values = self._read_fields(idx)
-        return video, self._samples(
-            idx, video_idx, start_frame, frame_indices, video, values=values
-        )
-
     def expect_order(self, order: Sequence[int] | np.ndarray | KnownOrder | None) -> None:
         """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
         batches of the first one's size, each DataLoader worker every ``num_workers``-th. A take
