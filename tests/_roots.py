@@ -251,7 +251,7 @@ def assert_same_value(got: Any, want: Any, name: str = "") -> None:
         assert got_array.shape == want_array.shape, name
         np.testing.assert_array_equal(got_array, want_array, err_msg=name)
     else:
-        assert got == want, name
+        assert got == want or (got != got and want != want), name  # NaN equals NaN
 
 
 def assert_same_values(got: dict[str, Any], want: dict[str, Any]) -> None:

@@ -193,6 +193,42 @@ def test_lazy_until_run_and_errors_keep_their_type(ray_cluster, tmp_path):
         ds.take_all()
 
 
+@pytest.mark.parametrize("windows_in", ["videos", "spans"])
+def test_per_frame_and_span_fields_are_columns_of_the_sample_values(
+    ray_cluster, tmp_path, windows_in
+):
+    """A root with per-frame fields (a struct's field, fixed-size lists, bools, strings) and
+    captioned spans of mixed keys: every row Ray gives equals the core view's sample, key by
+    key, pixels too."""
+    from _field_roots import write_field_root
+
+    root = tmp_path / "fields"
+    write_field_root(root)
+    meta = json.loads((root / "_metadata.json").read_text())
+    meta["videos"][0]["spans"] = [
+        {"start_frame": 0, "end_frame": 4, "caption": "reach"},
+        {"start_frame": 1, "end_frame": 5, "caption": "grasp", "score": 0.5},
+    ]
+    meta["videos"][2]["spans"] = [{"start_frame": 2, "end_frame": 7, "caption": "place"}]
+    (root / "_metadata.json").write_text(json.dumps(meta))
+    params = {"window_length": 2, "hop_size": 1, "windows_in": windows_in}
+    view = VideoWindows(root, **params)
+    rows = read_windows(root, **params, override_num_blocks=2).take_all()
+    assert len(rows) == len(view) and len(view) > 4
+    for row in rows:
+        sample = view[int(row["sample_idx"])]
+        assert set(row) == {*sample, "video_id"}
+        for name, value in sample.items():
+            if name == "video":
+                np.testing.assert_array_equal(row["video"], value)
+            else:
+                assert_same_value(row[name], value, name)
+    names = read_windows(root, **params).schema().names
+    assert {"observation.state", "action", "note", "done"} <= set(names)
+    if windows_in == "spans":
+        assert {"caption", "span_idx"} <= set(names)
+
+
 @pytest.mark.hub
 def test_hf_root_reads_on_ray_workers(ray_cluster, hub, tmp_path):
     local = hf_root(tmp_path / "root", (12, 3, 20, 9), frame_size=(8, 12))
