@@ -127,10 +127,9 @@ class WindowReads:
         # Before the frame cache: a forked child must fail on every read, not only on a miss.
         check_fork_safe(self.uri)
         video_idx, start_frame, frame_indices, rows = self._rows(idx)
-        height, width = self._out_size
         if idx.size == 0:
-            empty = np.empty((0, self._params.window_length, height, width, 3), np.uint8)
-            return empty, video_idx, start_frame, frame_indices, NO_FIELDS
+            return self._no_windows(), video_idx, start_frame, frame_indices, NO_FIELDS
+        height, width = self._out_size
         problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
         if problem is not None:
             raise ParameterError(
@@ -140,14 +139,17 @@ class WindowReads:
         video, values = self._frames.dense(rows, extra, fields=fields)
         return video, video_idx, start_frame, frame_indices, values
 
+    def _no_windows(self) -> np.ndarray:
+        """The pixels of no window: ``(0, window_length, H, W, 3)`` uint8."""
+        return np.empty((0, self._params.window_length, *self._out_size, 3), np.uint8)
+
     def _take_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
         """:meth:`take`, and the one ``(n, window_length, H, W, 3)`` array its samples'
         ``video`` values are views of (what the Ray read tasks hand on as a block)."""
         # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         if idx.size == 0:
-            height, width = self._out_size
-            return np.empty((0, self._params.window_length, height, width, 3), np.uint8), []
+            return self._no_windows(), []
         with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
             video, video_idx, start_frame, frame_indices, values = self._read_fields(idx)
         return video, self._samples(
