@@ -77,11 +77,14 @@ class BlockLimit:
 
     def __init__(self, windows: VideoWindows, dataset: lance.LanceDataset, *, rows: int):
         starts = windows.layout.start_rows
-        self._blocks = []  # (blobs, first place, [(source block, place)...] per frame, places)
-        previous: dict[int, int] = {}
+        # Per block: the bytes of the frames it decodes, each one's places in the block, the
+        # frames it copies from the block before ((place there, places here)), its frames.
+        self._blocks = []
+        previous: dict[int, int] = {}  # Lance row -> its first place in the block before
         for start in range(0, len(windows), rows):
+            stop = min(len(windows), start + rows)
             places: dict[int, list[int]] = {}
-            for w in range(start, min(len(windows), start + rows)):
+            for w in range(start, stop):
                 info = windows.segment_info(w)
                 for j, f in enumerate(info["frame_indices"].tolist()):
                     row = int(starts[info["video_idx"]]) + f
@@ -90,7 +93,7 @@ class BlockLimit:
             blobs = dataset.take(decoded, columns=["bytes"]).column("bytes").to_pylist()
             copied = [(previous[row], places[row]) for row in places if row in previous]
             self._blocks.append(
-                (blobs, [places[row] for row in decoded], copied, (w - start + 1) * WINDOW_LENGTH)
+                (blobs, [places[row] for row in decoded], copied, (stop - start) * WINDOW_LENGTH)
             )
             previous = {row: where[0] for row, where in places.items()}
         self._out = np.ones((2, rows * WINDOW_LENGTH, *SIZE, 3), np.uint8)
