@@ -242,6 +242,18 @@ def assert_same_sample(
             assert got[name] == value, name
 
 
+def set_spans(root: Path, spans: dict[int, list]) -> Path:
+    """Write ``spans[v]`` into video ``v``'s entry of ``root``'s ``_metadata.json``."""
+    path = root / "_metadata.json"
+    meta = json.loads(path.read_text())
+    for v, entry in enumerate(meta["videos"]):
+        entry.pop("spans", None)
+        if v in spans:
+            entry["spans"] = spans[v]
+    path.write_text(json.dumps(meta))
+    return root
+
+
 def assert_same_value(got: Any, want: Any, name: str = "") -> None:
     """``got`` equals ``want`` by value, an array or a list either way (a sample's
     ``frame_indices`` is an array, a ``datasets`` row's or the oracle's a list): same

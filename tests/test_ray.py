@@ -19,7 +19,7 @@ import lance
 import numpy as np
 import pytest
 from _loading import crc
-from _roots import assert_same_value, hf_root, make_frames, write_foreign_root
+from _roots import assert_same_value, hf_root, make_frames, set_spans, write_foreign_root
 from _videos import write_video
 
 import hf_lvf
@@ -204,13 +204,11 @@ def test_per_frame_and_span_fields_are_columns_of_the_sample_values(
 
     root = tmp_path / "fields"
     write_field_root(root)
-    meta = json.loads((root / "_metadata.json").read_text())
-    meta["videos"][0]["spans"] = [
-        {"start_frame": 0, "end_frame": 4, "caption": "reach"},
-        {"start_frame": 1, "end_frame": 5, "caption": "grasp", "score": 0.5},
-    ]
-    meta["videos"][2]["spans"] = [{"start_frame": 2, "end_frame": 7, "caption": "place"}]
-    (root / "_metadata.json").write_text(json.dumps(meta))
+    reach = {"start_frame": 0, "end_frame": 4, "caption": "reach"}
+    grasp = {"start_frame": 1, "end_frame": 5, "caption": "grasp", "score": 0.5}
+    set_spans(
+        root, {0: [reach, grasp], 2: [{"start_frame": 2, "end_frame": 7, "caption": "place"}]}
+    )
     params = {"window_length": 2, "hop_size": 1, "windows_in": windows_in}
     view = VideoWindows(root, **params)
     rows = read_windows(root, **params, override_num_blocks=2).take_all()
@@ -223,6 +221,8 @@ def test_per_frame_and_span_fields_are_columns_of_the_sample_values(
                 np.testing.assert_array_equal(row["video"], value)
             else:
                 assert_same_value(row[name], value, name)
+                if isinstance(value, np.ndarray):  # per-frame fields in their own dtype
+                    assert np.asarray(row[name]).dtype == value.dtype, name
     names = read_windows(root, **params).schema().names
     assert {"observation.state", "action", "note", "done"} <= set(names)
     if windows_in == "spans":

@@ -15,7 +15,7 @@ import datasets
 import numpy as np
 import pytest
 from _loading import assert_rows_equal, core_samples
-from _roots import assert_same_values
+from _roots import assert_same_values, set_spans
 
 from hf_lvf import LayoutError, VideoWindows
 from hf_lvf.layout import read_layout
@@ -33,18 +33,6 @@ SPANS = {
     ],
     2: [{"start_frame": 2, "end_frame": 12, "caption": "a bird", "score": 0.5, "event": True}],
 }
-
-
-def set_spans(root: Path, spans: dict[int, list]) -> Path:
-    """Write ``spans[v]`` into video ``v``'s entry of ``root``'s ``_metadata.json``."""
-    path = root / "_metadata.json"
-    meta = json.loads(path.read_text())
-    for v, entry in enumerate(meta["videos"]):
-        entry.pop("spans", None)
-        if v in spans:
-            entry["spans"] = spans[v]
-    path.write_text(json.dumps(meta))
-    return root
 
 
 @pytest.fixture
