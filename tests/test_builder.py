@@ -231,6 +231,28 @@ def test_cache_key_follows_the_config(data_dir):
     assert_rows_equal(again, core_samples(data_dir / "train", window_length=4))
 
 
+def test_cache_key_follows_every_module_of_the_code(tmp_path):
+    """The code hash that keys the cache changes with any module of hf_lvf (spans, fields,
+    the plan...), not only with the ones a list named: a change would reuse a stale cache."""
+    import shutil
+
+    from hf_lvf.hf.builder import _code_hash
+
+    package = tmp_path / "hf_lvf"
+    shutil.copytree(Path(hf_lvf.__file__).parent, package, ignore=shutil.ignore_patterns("*.pyc"))
+    assert _code_hash(package) == _code_hash()
+    modules = sorted(package.rglob("*.py"))
+    assert any(m.name == "spans.py" for m in modules)
+    seen = {_code_hash(package)}
+    for module in modules:
+        text = module.read_text()
+        module.write_text(text + "\n# changed\n")
+        seen.add(_code_hash(package))
+        module.write_text(text)
+    assert len(seen) == len(modules) + 1
+    assert _code_hash(package) == _code_hash()
+
+
 def test_cache_holds_references_not_pixels(tmp_path):
     # 16-frame windows: a row is what identifies the window: its root's path (each reference
     # names its root) and under 256 bytes more (a window's pixels are 196,608 bytes).

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _roots import hf_root
 
@@ -123,3 +124,50 @@ def test_functions_under_the_main_guard_reach_the_workers(tmp_path):
     # A worker that cannot load what it was sent: the parent's error carries the child's.
     assert lines[2].startswith("error WorkerLoadError |"), done.stdout
     assert "ValueError: cannot be loaded outside the parent" in lines[2]
+
+
+# The script of a user who maps over windows, exactly as written in the issue that found
+# map(num_proc=2) broken: nothing else of hf_lvf is touched first (no safe_dataloader), so
+# hf_lvf's own set-up on import is all that makes the pool safe. Its imports come in each
+# order, and once after a public name was touched before datasets was imported (which
+# imported datasets from inside a half-imported hf_lvf module).
+MAP_SCRIPT = """
+{imports}
+if __name__ == "__main__":
+    import sys
+    m = load_dataset("hf_lvf", data_dir=sys.argv[1], window_length=4, hop_size=4, split="train")
+    m[0]
+    means = m.map(lambda ex: {{"mean": float(np.asarray(ex["video"]).mean())}}, num_proc=2)
+    for row in means:
+        print(row["sample_idx"], repr(row["mean"]))
+"""
+IMPORT_ORDERS = {
+    "hf_lvf_first": "import numpy as np, hf_lvf\nfrom datasets import load_dataset",
+    "datasets_first": "import numpy as np\nfrom datasets import load_dataset\nimport hf_lvf",
+    "name_touched_first": (
+        "import numpy as np, hf_lvf\nhf_lvf.WindowVideo\nfrom datasets import load_dataset"
+    ),
+}
+
+
+@pytest.mark.parametrize("order", sorted(IMPORT_ORDERS))
+def test_map_with_num_proc_after_a_read_from_a_plain_script(tmp_path, order):
+    root = hf_root(tmp_path / "clips", (9, 5, 12))
+    script = tmp_path / "means.py"
+    script.write_text(MAP_SCRIPT.format(imports=IMPORT_ORDERS[order]))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, str(script), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "could not set up" not in done.stderr, done.stderr[-3000:]
+    import hf_lvf
+
+    windows = hf_lvf.VideoWindows(root, window_length=4, hop_size=4)
+    want = [f"{i} {float(np.asarray(w['video']).mean())!r}" for i, w in enumerate(windows)]
+    assert done.stdout.splitlines() == want

@@ -47,6 +47,8 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..errors import ParameterError
+from ..frames import fork_is_unsafe
+from ..frames.main_guard import check_main_guard
 from ..layout import RootLayout, combined_fields, read_layout
 from ..layout.labels import combined_label_names
 from ..location import (
@@ -71,6 +73,7 @@ from .internals import (
     make_key,
     prepare_split_from_tables,
     register_packaged_module,
+    start_pools_safely,
 )
 from .iterable import READ_BATCH, default_num_shards, window_ranges
 from .references import reference_table
@@ -336,17 +339,16 @@ def _download_layouts(
 # --- registration ---------------------------------------------------------------------------
 
 
-def _code_hash() -> str:
-    """Hash of the code that decides what the cache holds: new code, new cache."""
+def _code_hash(package: Path = Path(__file__).parents[1]) -> str:
+    """Hash of the code that decides what the cache holds: new code, new cache.
+
+    Every module of hf_lvf, not a list of them: which modules shape a sample (its plan,
+    fields, spans, features, references) changes with the code, and a module left off a
+    list would reuse a stale cache. A change elsewhere only costs one new preparation."""
     digest = hashlib.sha256(__version__.encode())
-    here = Path(__file__).parents[1]
-    names = ("hf/builder.py", "hf/internals.py", "hf/feature.py", "hf/iterable.py")
-    names += ("plan/segment_plan.py", "plan/sizes.py", "plan/clips.py", "plan/timeline.py")
-    names += ("read/samples.py", "read/windows.py", "read/segments.py", "layout/parse.py")
-    names += ("layout/table.py", "hf/references.py", "hf/shards.py", "hf/config.py")
-    names += ("hf/root_binding.py", "read/field_plan.py", "plan/offsets.py", "hf/field_columns.py")
-    for name in names:
-        digest.update((here / name).read_bytes())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -377,9 +379,16 @@ def _resolve_data_arguments(arguments: dict[str, Any]) -> dict[str, list] | None
 
 
 def register() -> None:
-    """Make ``load_dataset("hf_lvf", ...)`` resolve to :class:`HfLvf` (idempotent)."""
+    """Make ``load_dataset("hf_lvf", ...)`` resolve to :class:`HfLvf`, and
+    ``Dataset.map``/``filter(num_proc=...)`` start their pool with ``forkserver`` instead of
+    a fork once this process has used Lance (a fork of it could not read) (idempotent)."""
     _register_feature()
     register_packaged_module(BUILDER_NAME, __name__, _code_hash(), _resolve_data_arguments)
+    start_pools_safely(fork_is_unsafe, _check_map_guard)
+
+
+def _check_map_guard() -> None:
+    check_main_guard("Dataset.map/filter(num_proc=...)")
 
 
 register()

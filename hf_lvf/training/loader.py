@@ -40,10 +40,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MissingDependencyError, ParameterError
-from ..frames import fork_is_unsafe
 from ..frames.main_guard import check_main_guard
 from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
-from ..hf.internals import start_pools_safely
 from ..read.orders import shuffled_in_known_order
 
 # Loaders with persistent workers, shut down at exit (weakly held: one let go shuts down then).
@@ -288,12 +286,3 @@ def quiet_default_collate(batch: Any) -> Any:
 
 
 __all__ = ["check_main_guard", "quiet_default_collate", "safe_dataloader"]
-
-
-def _check_map_guard() -> None:
-    check_main_guard("Dataset.map/filter(num_proc=...)")
-
-
-# Dataset.map/filter(num_proc=...) of datasets start their pool with forkserver, not fork,
-# once this process has used Lance (a fork of it could not read).
-start_pools_safely(fork_is_unsafe, _check_map_guard)
