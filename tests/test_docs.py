@@ -6,6 +6,10 @@ before) and in a working directory of its own per page holding the data of
 ``tests/_docs.py`` (``clips/``, ``videos/``...). Running one block alone runs the blocks
 before it on its page first. ``bash`` blocks run in bash with ``-euo pipefail``.
 
+A ``python`` block's results are checked as it runs: a line that shows one ends in
+``# -> RESULT`` (``tests/_results.py``), and ``test_every_shown_result_is_checked`` fails on
+a result shown without the arrow. docs/contributing.md states the rules.
+
 A block that cannot run here is marked just before it with ``<!-- skip: next "why" -->``;
 its test is skipped with that reason (``pytest -ra`` lists them). A block in any other
 language is text (``text``, ``json``, ``yaml``), and a fence without a language fails
@@ -27,10 +31,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import _results
 import pytest
 from _docs import build_docs_workspace, copy_workspace
 from sybil import Document, Example, Sybil
-from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
@@ -57,7 +62,7 @@ def _run_bash(example: Example) -> None:
 
 SYBIL = Sybil(
     parsers=[
-        PythonCodeBlockParser(),
+        CodeBlockParser(language="python", evaluator=_results.evaluate),
         CodeBlockParser(language="bash", evaluator=_run_bash),
         SkipParser(),
     ],
@@ -173,6 +178,102 @@ def test_every_block_runs_or_says_why(page: Path) -> None:
         assert re.fullmatch(r'next "[^"]{10,}"', match.group("rest")), (
             f"a skip must be 'skip: next \"reason\"', got {match.group(0)!r}"
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# every result a page shows is checked (tests/_results.py: `expression  # -> result`)
+
+
+def _blocks(page: Path) -> list[tuple[Example, bool]]:
+    """(block, whether it runs) of every python and bash block of ``page``."""
+    blocks, skip_next = [], False
+    for example in SYBIL.parse(page):
+        if not _is_block(example):
+            skip_next = skip_next or example.parsed[0] == "next"
+            continue
+        blocks.append((example, not skip_next))
+        skip_next = False
+    return blocks
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_every_shown_result_is_checked(page: Path) -> None:
+    rel = page.relative_to(REPO).as_posix()
+    problems = []
+    for example, runs in _blocks(page):
+        source = "\n" * (example.line + example.parsed.line_offset) + example.parsed
+        if example.region.lexemes["arguments"] == "python":
+            found = _results.unchecked_results(source, runs=runs)
+        else:  # bash: its output is not compared, so it shows no result to compare
+            found = [
+                f"line {n}: '# ->' in a bash block, which nothing checks"
+                for n, line in enumerate(source.split("\n"), 1)
+                if re.search(r"#\s*->", line)
+            ]
+        problems += [f"{rel} {p}" for p in found]
+    assert not problems, "\n".join(problems)
+
+
+def test_results_are_compared_character_for_character() -> None:
+    shape = "(16, 64, 64, 3)"
+    block = "import numpy as np\nx = np.zeros((16, 64, 64, 3), np.uint8)\n"
+    assert _results.run(block + f"x.shape  # -> {shape}\n", {}) == []
+    edits = {shape[:i] + c + shape[i + 1 :] for i in range(len(shape)) for c in "0 x,)"}
+    edits |= {shape[:i] + shape[i + 1 :] for i in range(len(shape))}  # one deleted
+    edits |= {shape[:i] + "1" + shape[i:] for i in range(len(shape))}  # one inserted
+    edits.discard(shape)
+    for edit in sorted(edits):
+        wrong = _results.run(block + f"x.shape  # -> {edit}\n", {})
+        assert len(wrong) == 1 and "the page shows" in wrong[0], edit
+    # What print writes, in the same way; the result on the line after, and on several.
+    assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint8\n", {}) == []
+    assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint16\n", {})
+    assert _results.run(block + "x.dtype\n# -> dtype('uint8')\n", {}) == []
+    assert _results.run(block + "x.dtype\n# -> dtype('int8')\n", {})
+    two = "print('a'); print('b\\nc')\n# -> b\n# -> c\n"
+    assert _results.run(two, {}) == []
+    assert _results.run(two.replace("# -> b", "# -> c"), {})
+    # A wrapped line of output; `...` standing for any text.
+    wrapped = "list(range(12))\n# -> [0, 1, 2, 3, 4, 5,\n#     6, 7, 8, 9, 10, 11]\n"
+    assert _results.run(wrapped, {}) == []
+    assert _results.run(wrapped.replace("10", "1O"), {})
+    assert _results.run("'/tmp/a1b2/clips'  # -> '/.../clips'\n", {}) == []
+    assert _results.run("'/tmp/a1b2/clips'  # -> '/.../clipz'\n", {})
+    # Each time the line runs; a line that never ran fails, and so does a misplaced arrow.
+    assert _results.run("for i in (1, 1):\n    i  # -> 1\n", {}) == []
+    assert _results.run("for i in (1, 2):\n    i  # -> 1\n", {})
+    assert "never ran" in _results.run("if False:\n    1  # -> 1\n", {})[0]
+    with pytest.raises(ValueError, match="does not end an expression statement"):
+        _results.run("y = 1  # -> 1\n", {})
+
+
+def test_results_shown_unchecked_are_found() -> None:
+    assert _results.unchecked_results("x = (2, 3)\nx  # -> (2, 3)\nassert x\n") == []
+    found = _results.unchecked_results("x = (2, 3)\nx  # (2, 3)\nlen(x)\nprint(x)\n")
+    assert [p.split(":")[0] for p in found] == ["line 2", "line 3", "line 4"]
+    found = _results.unchecked_results("w.segment_info(0)  # {'video_idx': 0}\n")
+    assert found == ["line 1: a result in a comment without '->': \"# {'video_idx': 0}\""]
+    assert _results.unchecked_results("w.close()  # frees its memory\nw.take([0])\n") == []
+    assert _results.unchecked_results("x  # -> 1\n", runs=False)  # nothing would check it
+
+
+def test_a_page_whose_result_is_changed_by_one_character_fails(
+    docs_workspace, tmp_path, monkeypatch
+) -> None:
+    page = tmp_path / "index.md"
+    text = (REPO / "docs" / "index.md").read_text()
+    shown = "# -> (16, 64, 64, 3) uint8"
+    assert text.count(shown) == 1
+    page.write_text(text.replace(shown, shown.replace("64, 3)", "64, 4)")))
+    monkeypatch.chdir(copy_workspace(docs_workspace, tmp_path / "work"))
+    (block,) = [example for example, _ in _blocks(page)]
+    with pytest.raises(AssertionError) as failed:
+        block.evaluate()
+    line = text[: text.index(shown)].count("\n") + 1
+    assert str(failed.value) == (
+        f"{page}:{line}: the page shows\n    (16, 64, 64, 4) uint8\n"
+        "the block gives\n    (16, 64, 64, 3) uint8"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
