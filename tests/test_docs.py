@@ -21,6 +21,7 @@ Hub blocks run against the local Hub stand-in (``tests/hub_server.py``), with
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -274,6 +275,54 @@ def test_a_page_whose_result_is_changed_by_one_character_fails(
         f"{page}:{line}: the page shows\n    (16, 64, 64, 4) uint8\n"
         "the block gives\n    (16, 64, 64, 3) uint8"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# every load_dataset("hf_lvf", ...) example imports hf_lvf, which registers the builder: pasted
+# alone into a script without it, datasets says it cannot find a dataset named "hf_lvf"
+
+_LOADS_HF_LVF = re.compile(r"""load_dataset\(\s*(?:#.*\n)?\s*(?:\.\.\.\s*)?["']hf_lvf["']""")
+_IMPORTS_HF_LVF = re.compile(r"^\s*(?:>>> )?(?:import [^\n#]*\bhf_lvf\b|from hf_lvf\b)", re.M)
+
+
+def _docstring_examples() -> dict[str, str]:
+    """The ``>>>`` examples of every docstring of hf_lvf, by ``module:line``."""
+    examples = {}
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    for path in sorted((REPO / "hf_lvf").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            doc = ast.get_docstring(node) if isinstance(node, documented) else None
+            lines = [line.strip() for line in (doc or "").split("\n")]
+            code = [line for line in lines if line.startswith((">>> ", "... "))]
+            if code:
+                examples[f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 1)}"] = "\n".join(code)
+    return examples
+
+
+def test_every_load_dataset_example_imports_hf_lvf(docs_workspace) -> None:
+    from hf_lvf import build_card
+
+    examples = {}
+    for page in PAGES:
+        for example, _ in _blocks(page):
+            if example.region.lexemes["arguments"] == "python":
+                examples[f"{page.relative_to(REPO)}:{example.line}"] = str(example.parsed)
+    for folder in ("examples", "dataset_scripts"):
+        for path in sorted((REPO / folder).glob("*.py")):
+            examples[str(path.relative_to(REPO))] = path.read_text()
+    examples.update(_docstring_examples())
+    card = str(build_card(docs_workspace / "clips_root", repo_id="org/clips"))
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", card, re.S)):
+        examples[f"the dataset card's python block {i}"] = block
+    loading = {where: code for where, code in examples.items() if _LOADS_HF_LVF.search(code)}
+    # The check looks where the examples are: pages, scripts, docstrings and the card.
+    places = {where.split(":")[0] for where in loading}
+    assert {"README.md", "docs/guides/datasets.md", "examples/train_classifier.py"} <= places
+    assert {"hf_lvf/hf/feature.py", "hf_lvf/training/loader.py"} <= places
+    assert sum(where.startswith("the dataset card") for where in loading) == 2
+    assert [where for where, code in loading.items() if not _IMPORTS_HF_LVF.search(code)] == []
+    # ...and can fail: the README's example as it was.
+    assert not _IMPORTS_HF_LVF.search('from datasets import load_dataset\nload_dataset("hf_lvf")')
 
 
 # ---------------------------------------------------------------------------------------------
