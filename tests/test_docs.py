@@ -277,6 +277,27 @@ def test_a_page_whose_result_is_changed_by_one_character_fails(
     )
 
 
+def test_docstring_examples_give_what_they_show() -> None:
+    """The API reference shows the docstrings' ``>>>`` examples: each that runs without a root
+    (the others are ``+SKIP``) gives what it shows."""
+    import doctest
+    import importlib
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    report: list[str] = []
+    for path in sorted((REPO / "hf_lvf").rglob("*.py")):
+        if ">>>" not in path.read_text() or path.name == "__main__.py":
+            continue
+        parts = path.relative_to(REPO).with_suffix("").parts
+        module = importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        for test in finder.find(module):
+            runner.run(test, out=report.append)
+    failed, attempted = runner.summarize(verbose=False)
+    assert failed == 0, "".join(report)
+    assert attempted >= 30  # cover_size, crop_box, plan_windows, FetchAhead...
+
+
 # ---------------------------------------------------------------------------------------------
 # every load_dataset("hf_lvf", ...) example imports hf_lvf, which registers the builder: pasted
 # alone into a script without it, datasets says it cannot find a dataset named "hf_lvf"
