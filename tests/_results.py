@@ -206,8 +206,11 @@ _SHOWING_BUILTINS = {
     "print", "len", "sorted", "list", "tuple", "dict", "set", "repr", "str", "int", "float",
     "bool", "sum", "min", "max", "any", "all", "type", "isinstance", "round", "abs",
 }  # fmt: skip
-# The start of a comment that reads as a value: a repr, a number, True/False/None.
-_VALUE_LIKE = re.compile(r"#\s*(?:[(\[{'\"]|-?\d|(?:True|False|None)\b|array\(|dtype\(|torch\.)")
+# The start of a comment that reads as a value: a repr (`(`, `[`, `{`, a quote, `array(`,
+# `Array4D(`...), a number, True/False/None.
+_VALUE_LIKE = re.compile(
+    r"#\s*(?:[(\[{'\"]|-?\d|(?:True|False|None)\b|[A-Z]\w*\(|array\(|dtype\(|torch\.)"
+)
 
 
 def _shows_a_value(node: ast.Expr) -> bool:

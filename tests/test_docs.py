@@ -254,6 +254,8 @@ def test_results_shown_unchecked_are_found() -> None:
     assert [p.split(":")[0] for p in found] == ["line 2", "line 3", "line 4"]
     found = _results.unchecked_results("w.segment_info(0)  # {'video_idx': 0}\n")
     assert found == ["line 1: a result in a comment without '->': \"# {'video_idx': 0}\""]
+    found = _results.unchecked_results("w.feature('video')\n# Array4D(shape=(2, 8, 8, 3))\n")
+    assert found == ["line 1: a result in a comment without '->': '# Array4D(shape=(2, 8, 8, 3))'"]
     assert _results.unchecked_results("w.close()  # frees its memory\nw.take([0])\n") == []
     assert _results.unchecked_results("x  # -> 1\n", runs=False)  # nothing would check it
 
