@@ -322,8 +322,9 @@ def _docstring_examples() -> dict[str, str]:
     return examples
 
 
-def test_every_load_dataset_example_imports_hf_lvf(docs_workspace) -> None:
+def test_every_load_dataset_example_imports_hf_lvf(tmp_path) -> None:
     from hf_lvf import build_card
+    from hf_lvf.write.synthetic import write_synthetic_root
 
     examples = {}
     for page in PAGES:
@@ -334,7 +335,8 @@ def test_every_load_dataset_example_imports_hf_lvf(docs_workspace) -> None:
         for path in sorted((REPO / folder).glob("*.py")):
             examples[str(path.relative_to(REPO))] = path.read_text()
     examples.update(_docstring_examples())
-    card = str(build_card(docs_workspace / "clips_root", repo_id="org/clips"))
+    root = write_synthetic_root(tmp_path / "clips", num_videos=2, num_frames=8)
+    card = str(build_card(root, repo_id="org/clips"))
     for i, block in enumerate(re.findall(r"```python\n(.*?)```", card, re.S)):
         examples[f"the dataset card's python block {i}"] = block
     loading = {where: code for where, code in examples.items() if _LOADS_HF_LVF.search(code)}
