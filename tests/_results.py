@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SHOW = "__docs_show_result__"
-_RESULT = re.compile(r"#\s*->(?: (?P<text>.*))?$")
+_RESULT = re.compile(r"#\s*-> ?(?P<text>.*)$")
 _CONTINUED = re.compile(r"#(?P<text> {2,}\S.*)$")
 
 

@@ -230,6 +230,7 @@ def test_results_are_compared_character_for_character() -> None:
     assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint8\n", {}) == []
     assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint16\n", {})
     assert _results.run(block + "x.dtype\n# -> dtype('uint8')\n", {}) == []
+    assert _results.run(block + "x.dtype  #->dtype('int8')\n", {})  # an arrow without spaces
     assert _results.run(block + "x.dtype\n# -> dtype('int8')\n", {})
     two = "print('a'); print('b\\nc')\n# -> b\n# -> c\n"
     assert _results.run(two, {}) == []
