@@ -6,6 +6,10 @@ before) and in a working directory of its own per page holding the data of
 ``tests/_docs.py`` (``clips/``, ``videos/``...). Running one block alone runs the blocks
 before it on its page first. ``bash`` blocks run in bash with ``-euo pipefail``.
 
+A ``python`` block's results are checked as it runs: a line that shows one ends in
+``# -> RESULT`` (``tests/_results.py``), and ``test_every_shown_result_is_checked`` fails on
+a result shown without the arrow. docs/contributing.md states the rules.
+
 A block that cannot run here is marked just before it with ``<!-- skip: next "why" -->``;
 its test is skipped with that reason (``pytest -ra`` lists them). A block in any other
 language is text (``text``, ``json``, ``yaml``), and a fence without a language fails
@@ -17,6 +21,7 @@ Hub blocks run against the local Hub stand-in (``tests/hub_server.py``), with
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -27,10 +32,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import _results
 import pytest
 from _docs import build_docs_workspace, copy_workspace
 from sybil import Document, Example, Sybil
-from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
@@ -57,7 +63,7 @@ def _run_bash(example: Example) -> None:
 
 SYBIL = Sybil(
     parsers=[
-        PythonCodeBlockParser(),
+        CodeBlockParser(language="python", evaluator=_results.evaluate),
         CodeBlockParser(language="bash", evaluator=_run_bash),
         SkipParser(),
     ],
@@ -173,6 +179,176 @@ def test_every_block_runs_or_says_why(page: Path) -> None:
         assert re.fullmatch(r'next "[^"]{10,}"', match.group("rest")), (
             f"a skip must be 'skip: next \"reason\"', got {match.group(0)!r}"
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# every result a page shows is checked (tests/_results.py: `expression  # -> result`)
+
+
+def _blocks(page: Path) -> list[tuple[Example, bool]]:
+    """(block, whether it runs) of every python and bash block of ``page``."""
+    blocks, skip_next = [], False
+    for example in SYBIL.parse(page):
+        if not _is_block(example):
+            skip_next = skip_next or example.parsed[0] == "next"
+            continue
+        blocks.append((example, not skip_next))
+        skip_next = False
+    return blocks
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_every_shown_result_is_checked(page: Path) -> None:
+    rel = page.relative_to(REPO).as_posix()
+    problems = []
+    for example, runs in _blocks(page):
+        source = "\n" * (example.line + example.parsed.line_offset) + example.parsed
+        if example.region.lexemes["arguments"] == "python":
+            found = _results.unchecked_results(source, runs=runs)
+        else:  # bash: its output is not compared, so it shows no result to compare
+            found = [
+                f"line {n}: '# ->' in a bash block, which nothing checks"
+                for n, line in enumerate(source.split("\n"), 1)
+                if re.search(r"#\s*->", line)
+            ]
+        problems += [f"{rel} {p}" for p in found]
+    assert not problems, "\n".join(problems)
+
+
+def test_results_are_compared_character_for_character() -> None:
+    shape = "(16, 64, 64, 3)"
+    block = "import numpy as np\nx = np.zeros((16, 64, 64, 3), np.uint8)\n"
+    assert _results.run(block + f"x.shape  # -> {shape}\n", {}) == []
+    edits = {shape[:i] + c + shape[i + 1 :] for i in range(len(shape)) for c in "0 x,)"}
+    edits |= {shape[:i] + shape[i + 1 :] for i in range(len(shape))}  # one deleted
+    edits |= {shape[:i] + "1" + shape[i:] for i in range(len(shape))}  # one inserted
+    edits.discard(shape)
+    for edit in sorted(edits):
+        wrong = _results.run(block + f"x.shape  # -> {edit}\n", {})
+        assert len(wrong) == 1 and "the page shows" in wrong[0], edit
+    # What print writes, in the same way; the result on the line after, and on several.
+    assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint8\n", {}) == []
+    assert _results.run(block + "print(x.shape, x.dtype)  # -> (16, 64, 64, 3) uint16\n", {})
+    assert _results.run(block + "x.dtype\n# -> dtype('uint8')\n", {}) == []
+    assert _results.run(block + "x.dtype  #->dtype('int8')\n", {})  # an arrow without spaces
+    assert _results.run(block + "x.dtype\n# -> dtype('int8')\n", {})
+    two = "print('a'); print('b\\nc')\n# -> b\n# -> c\n"
+    assert _results.run(two, {}) == []
+    assert _results.run(two.replace("# -> b", "# -> c"), {})
+    # A wrapped line of output; `...` standing for any text.
+    wrapped = "list(range(12))\n# -> [0, 1, 2, 3, 4, 5,\n#     6, 7, 8, 9, 10, 11]\n"
+    assert _results.run(wrapped, {}) == []
+    assert _results.run(wrapped.replace("10", "1O"), {})
+    assert _results.run("'/tmp/a1b2/clips'  # -> '/.../clips'\n", {}) == []
+    assert _results.run("'/tmp/a1b2/clips'  # -> '/.../clipz'\n", {})
+    # Each time the line runs; a line that never ran fails, and so does a misplaced arrow.
+    assert _results.run("for i in (1, 1):\n    i  # -> 1\n", {}) == []
+    assert _results.run("for i in (1, 2):\n    i  # -> 1\n", {})
+    assert "never ran" in _results.run("if False:\n    1  # -> 1\n", {})[0]
+    with pytest.raises(ValueError, match="does not end an expression statement"):
+        _results.run("y = 1  # -> 1\n", {})
+
+
+def test_results_shown_unchecked_are_found() -> None:
+    assert _results.unchecked_results("x = (2, 3)\nx  # -> (2, 3)\nassert x\n") == []
+    found = _results.unchecked_results("x = (2, 3)\nx  # (2, 3)\nlen(x)\nprint(x)\n")
+    assert [p.split(":")[0] for p in found] == ["line 2", "line 3", "line 4"]
+    found = _results.unchecked_results("w.segment_info(0)  # {'video_idx': 0}\n")
+    assert found == ["line 1: a result in a comment without '->': \"# {'video_idx': 0}\""]
+    found = _results.unchecked_results("w.feature('video')\n# Array4D(shape=(2, 8, 8, 3))\n")
+    assert found == ["line 1: a result in a comment without '->': '# Array4D(shape=(2, 8, 8, 3))'"]
+    assert _results.unchecked_results("w.close()  # frees its memory\nw.take([0])\n") == []
+    assert _results.unchecked_results("x  # -> 1\n", runs=False)  # nothing would check it
+
+
+def test_a_page_whose_result_is_changed_by_one_character_fails(
+    docs_workspace, tmp_path, monkeypatch
+) -> None:
+    page = tmp_path / "index.md"
+    text = (REPO / "docs" / "index.md").read_text()
+    shown = "# -> (16, 64, 64, 3) uint8"
+    assert text.count(shown) == 1
+    page.write_text(text.replace(shown, shown.replace("64, 3)", "64, 4)")))
+    monkeypatch.chdir(copy_workspace(docs_workspace, tmp_path / "work"))
+    (block,) = [example for example, _ in _blocks(page)]
+    with pytest.raises(AssertionError) as failed:
+        block.evaluate()
+    line = text[: text.index(shown)].count("\n") + 1
+    assert str(failed.value) == (
+        f"{page}:{line}: the page shows\n    (16, 64, 64, 4) uint8\n"
+        "the block gives\n    (16, 64, 64, 3) uint8"
+    )
+
+
+def test_docstring_examples_give_what_they_show() -> None:
+    """The API reference shows the docstrings' ``>>>`` examples: each that runs without a root
+    (the others are ``+SKIP``) gives what it shows."""
+    import doctest
+    import importlib
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    report: list[str] = []
+    for path in sorted((REPO / "hf_lvf").rglob("*.py")):
+        if ">>>" not in path.read_text() or path.name == "__main__.py":
+            continue
+        parts = path.relative_to(REPO).with_suffix("").parts
+        module = importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        for test in finder.find(module):
+            runner.run(test, out=report.append)
+    failed, attempted = runner.summarize(verbose=False)
+    assert failed == 0, "".join(report)
+    assert attempted >= 30  # cover_size, crop_box, plan_windows, FetchAhead...
+
+
+# ---------------------------------------------------------------------------------------------
+# every load_dataset("hf_lvf", ...) example imports hf_lvf, which registers the builder: pasted
+# alone into a script without it, datasets says it cannot find a dataset named "hf_lvf"
+
+_LOADS_HF_LVF = re.compile(r"""load_dataset\(\s*(?:#.*\n)?\s*(?:\.\.\.\s*)?["']hf_lvf["']""")
+_IMPORTS_HF_LVF = re.compile(r"^\s*(?:>>> )?(?:import [^\n#]*\bhf_lvf\b|from hf_lvf\b)", re.M)
+
+
+def _docstring_examples() -> dict[str, str]:
+    """The ``>>>`` examples of every docstring of hf_lvf, by ``module:line``."""
+    examples = {}
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    for path in sorted((REPO / "hf_lvf").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            doc = ast.get_docstring(node) if isinstance(node, documented) else None
+            lines = [line.strip() for line in (doc or "").split("\n")]
+            code = [line for line in lines if line.startswith((">>> ", "... "))]
+            if code:
+                examples[f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 1)}"] = "\n".join(code)
+    return examples
+
+
+def test_every_load_dataset_example_imports_hf_lvf(tmp_path) -> None:
+    from hf_lvf import build_card
+    from hf_lvf.write.synthetic import write_synthetic_root
+
+    examples = {}
+    for page in PAGES:
+        for example, _ in _blocks(page):
+            if example.region.lexemes["arguments"] == "python":
+                examples[f"{page.relative_to(REPO)}:{example.line}"] = str(example.parsed)
+    for folder in ("examples", "dataset_scripts"):
+        for path in sorted((REPO / folder).glob("*.py")):
+            examples[str(path.relative_to(REPO))] = path.read_text()
+    examples.update(_docstring_examples())
+    root = write_synthetic_root(tmp_path / "clips", num_videos=2, num_frames=8)
+    card = str(build_card(root, repo_id="org/clips"))
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", card, re.S)):
+        examples[f"the dataset card's python block {i}"] = block
+    loading = {where: code for where, code in examples.items() if _LOADS_HF_LVF.search(code)}
+    # The check looks where the examples are: pages, scripts, docstrings and the card.
+    places = {where.split(":")[0] for where in loading}
+    assert {"README.md", "docs/guides/datasets.md", "examples/train_classifier.py"} <= places
+    assert {"hf_lvf/hf/feature.py", "hf_lvf/training/loader.py"} <= places
+    assert sum(where.startswith("the dataset card") for where in loading) == 2
+    assert [where for where, code in loading.items() if not _IMPORTS_HF_LVF.search(code)] == []
+    # ...and can fail: the README's example as it was.
+    assert not _IMPORTS_HF_LVF.search('from datasets import load_dataset\nload_dataset("hf_lvf")')
 
 
 # ---------------------------------------------------------------------------------------------

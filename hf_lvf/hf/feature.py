@@ -83,6 +83,7 @@ class WindowVideo:
             these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
     Examples:
+        >>> import datasets, hf_lvf
         >>> ds = datasets.load_dataset(  # doctest: +SKIP
         ...     "hf_lvf", data_dir="clips/", window_length=16
         ... )

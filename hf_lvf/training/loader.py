@@ -88,6 +88,7 @@ def safe_dataloader(
             ``if __name__ == "__main__":`` guard (see :func:`check_main_guard`).
 
     Examples:
+        >>> import datasets, hf_lvf
         >>> ds = datasets.load_dataset(  # doctest: +SKIP
         ...     "hf_lvf", data_dir="clips/", window_length=16
         ... )
