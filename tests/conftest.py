@@ -119,6 +119,40 @@ def s3(s3_server):
 
 
 # =============================================================================
+# Local Azure and GCS emulators (tests/_emulators.py)
+#
+# Azurite (npm, installed into tests/node_modules by `npm ci --prefix tests`) and
+# fake-gcs-server (a dev dependency's binary) on 127.0.0.1, each started once per session
+# (per xdist worker that runs one of their tests) by the first test that asks for it, and
+# ended with the session. AZURE_* and GOOGLE_* variables of the user's environment are
+# dropped, so only the options a test gives reach lance and pyarrow.
+# =============================================================================
+
+
+def _drop_environment(prefixes: tuple[str, ...]) -> None:
+    for name in [n for n in os.environ if n.startswith(prefixes)]:
+        os.environ.pop(name)
+
+
+@pytest.fixture(scope="session")
+def azurite():
+    from _emulators import Azurite
+
+    _drop_environment(("AZURE_", "AZURITE_"))
+    with Azurite() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def fake_gcs():
+    from _emulators import FakeGCS
+
+    _drop_environment(("GOOGLE_", "STORAGE_EMULATOR_HOST", "CLOUD_STORAGE_EMULATOR_ENDPOINT"))
+    with FakeGCS() as server:
+        yield server
+
+
+# =============================================================================
 # Local Ray (tests/test_ray.py, the Ray guide of docs/)
 #
 # One Ray per test session (per xdist worker that runs a Ray test), started by the first test

@@ -10,8 +10,9 @@ Every call has a deadline and retries within a budget (:func:`._calls.retry_tran
 loop of the Hub path and of Lance reads). A missing object is a ``FileNotFoundError``; a
 refused call (credentials), a missing bucket, or a store that stays unreachable is a
 :class:`~hf_lvf.errors.StoreError` naming the bucket and the key. Credentials are masked in
-every message (:func:`redact`). No network at import; s3 is tested against a local S3
-server, ``gs://`` and ``az://`` take the same path untested.
+every message (:func:`redact`). No network at import. Tested against local servers: S3
+(moto), Azure (Azurite) and GCS (fake-gcs-server; reading only, as it takes no upload of
+lance's).
 """
 
 from __future__ import annotations
@@ -30,16 +31,13 @@ from typing import Any
 from ..errors import StoreError
 from ._calls import retry_transient
 from .store_options import (
-    AZ_NAMES,
     CALL_TIMEOUT_S,
-    GS_NAMES,
-    S3_NAMES,
     StoreURL,
     is_object_store_uri,
     parse_store_uri,
-    pick,
     redact,
     secret_values,
+    store_endpoint,
     store_filesystem,
     store_options,
 )
@@ -49,11 +47,21 @@ _CALL_TIMEOUT_S = CALL_TIMEOUT_S
 _RETRY_BUDGET_S = 120.0
 _BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 _AWS_CODE_RE = re.compile(r"AWS Error (\w+)")
-_HTTP_STATUS_RE = re.compile(r"HTTP status (\d{3})")
+# The HTTP status in pyarrow's messages: S3's "HTTP status 403", Azure's "Azure Error:
+# [AuthorizationFailure] 403 ...".
+_HTTP_STATUS_RE = re.compile(r"HTTP status (\d{3})|Azure Error: \[\w*\] (\d{3})")
 _REFUSED_CODES = ("ACCESS_DENIED", "INVALID_ACCESS_KEY_ID", "SIGNATURE_DOES_NOT_MATCH")
 _PERMANENT_CODES = (*_REFUSED_CODES, "NO_SUCH_BUCKET", "NO_SUCH_KEY", "INVALID_PARAMETER")
-_REFUSED_WORDS = ("forbidden", "denied", "unauthorized")
+_REFUSED_WORDS = ("forbidden", "denied", "unauthorized", "unauthenticated")
 _PERMANENT_WORDS = (*_REFUSED_WORDS, "not found", "notfound", "no such")
+_CREDENTIALS = {  # where a store's credentials come from, for a refusal's message
+    "s3": "(lance's names: aws_access_key_id, aws_secret_access_key, ...) or in the "
+    "environment (AWS_ACCESS_KEY_ID, ...)",
+    "az": "(lance's names: azure_storage_account_name, azure_storage_account_key, "
+    "azure_storage_sas_key, ...) or in the environment (AZURE_STORAGE_ACCOUNT_KEY, ...)",
+    "gs": "(lance's names: google_service_account_key, google_service_account, ...) and "
+    "Google's default credentials (GOOGLE_APPLICATION_CREDENTIALS), which pyarrow reads",
+}
 
 
 # --- calls ----------------------------------------------------------------------------------
@@ -63,8 +71,7 @@ def _call(url: StoreURL, doing: str, call: Any, storage_options: Mapping[str, An
     """``call(filesystem)``, patiently; errors as described in the module docstring."""
     filesystem = store_filesystem(url.scheme, storage_options)
     hide = secret_values(storage_options)
-    names = {"s3": S3_NAMES, "gs": GS_NAMES, "az": AZ_NAMES}[url.scheme]["endpoint"]
-    endpoint = pick(store_options(url.scheme, storage_options), names)
+    endpoint = store_endpoint(url.scheme, store_options(url.scheme, storage_options))
     where = f"key {url.key!r} of bucket {url.bucket!r}" + (f" at {endpoint}" if endpoint else "")
 
     def give_up(err: BaseException, tries: int, elapsed: float) -> BaseException:
@@ -77,8 +84,7 @@ def _call(url: StoreURL, doing: str, call: Any, storage_options: Mapping[str, An
         if _is_refusal(err):
             return StoreError(
                 f"the object store refused {doing} {where} ({code or summary}): check the "
-                "credentials in storage_options (lance's names: aws_access_key_id, "
-                "aws_secret_access_key, ...) or in the environment (AWS_ACCESS_KEY_ID, ...)"
+                f"credentials in storage_options {_CREDENTIALS[url.scheme]}"
             )
         return StoreError(
             f"{doing} {where} failed ({tries} tries in {elapsed:.1f} s): {summary}; the store "
@@ -106,13 +112,18 @@ def _error_code(err: BaseException) -> str | None:
     return match.group(1) if match else None
 
 
+def _http_status(err: BaseException) -> int | None:
+    match = _HTTP_STATUS_RE.search(str(err))
+    return int(match.group(1) or match.group(2)) if match else None
+
+
 def _is_refusal(err: BaseException) -> bool:
     code = _error_code(err)
     if code is not None and code != "UNKNOWN":
         return code in _REFUSED_CODES
-    status = _HTTP_STATUS_RE.search(str(err))
-    if status:
-        return int(status.group(1)) in (401, 403)
+    status = _http_status(err)
+    if status is not None:
+        return status in (401, 403)
     return any(word in str(err).lower() for word in _REFUSED_WORDS)
 
 
@@ -122,9 +133,9 @@ def _is_permanent(err: BaseException) -> bool:
     code = _error_code(err)
     if code is not None and code != "UNKNOWN":
         return code in _PERMANENT_CODES
-    status = _HTTP_STATUS_RE.search(str(err))
-    if status:
-        return int(status.group(1)) in (400, 401, 403, 404)
+    status = _http_status(err)
+    if status is not None:
+        return status in (400, 401, 403, 404)
     return any(word in str(err).lower() for word in _PERMANENT_WORDS)
 
 
@@ -259,9 +270,9 @@ def store_file_identity(uri: str, storage_options: Mapping[str, Any] | None = No
     def head(filesystem: Any) -> str:
         handle = filesystem.open_input_file(url.path)
         try:
-            meta = {k.lower(): v for k, v in (handle.metadata() or {}).items()}
-            tag = meta.get(b"etag") or meta.get(b"last-modified") or b""
-            return f"{handle.size()}-{tag.decode().strip(chr(34))}"
+            meta = {_text(k).lower(): _text(v) for k, v in (handle.metadata() or {}).items()}
+            tag = meta.get("etag") or meta.get("last-modified") or ""
+            return f"{handle.size()}-{tag.strip(chr(34))}"
         finally:
             handle.close()
 
@@ -270,6 +281,11 @@ def store_file_identity(uri: str, storage_options: Mapping[str, Any] | None = No
     except FileNotFoundError:
         _check_bucket(url, storage_options)
         raise
+
+
+def _text(value: str | bytes) -> str:
+    """A metadata key or value: bytes from pyarrow's S3 and GCS files, str from its Azure's."""
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _copy_to_local(url: StoreURL, target: Path, storage_options: Mapping[str, Any] | None) -> None:

@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from ..errors import ParameterError
@@ -41,9 +42,30 @@ AZ_NAMES = {
     "client_id": ("azure_client_id", "client_id"),
     "client_secret": ("azure_client_secret", "client_secret"),
     "tenant_id": ("azure_tenant_id", "tenant_id"),
-    "endpoint": ("azure_storage_endpoint", "endpoint"),
+    "endpoint": ("azure_storage_endpoint", "azure_endpoint", "endpoint"),
+    "use_emulator": ("azure_storage_use_emulator", "object_store_use_emulator", "use_emulator"),
 }
-GS_NAMES = {"endpoint": ("google_endpoint", "endpoint")}
+# Azurite's fixed account and key (published by Microsoft, the same for every Azurite), and
+# where object_store looks for it, as lance takes them with ``azure_storage_use_emulator``.
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+_AZURITE_URL = "http://127.0.0.1:10000"
+# lance (object_store) has no endpoint option for GCS: a service account key (inline or a
+# file) may carry one, ``gcs_base_url``, and ``disable_oauth`` for a server that takes no
+# token (an emulator). hf_lvf reads the same key for pyarrow's filesystem.
+GS_NAMES = {
+    "endpoint": ("google_endpoint", "endpoint"),
+    "service_account_key": ("google_service_account_key", "service_account_key"),
+    "service_account": (
+        "google_service_account",
+        "service_account",
+        "google_service_account_path",
+        "service_account_path",
+        "google_application_credentials",
+    ),
+}
 # Option names whose values are credentials: masked in every message.
 _SECRET_WORDS = ("key", "secret", "token", "password", "sas", "credential", "signature")
 _filesystems: dict[tuple, Any] = {}
@@ -155,6 +177,64 @@ def _endpoint(value: str | None) -> tuple[str | None, str | None]:
     return (scheme, rest.rstrip("/")) if sep else (None, value.rstrip("/"))
 
 
+def _google_key(options: Mapping[str, str]) -> dict[str, Any]:
+    """The service account key the options name (inline JSON, or a file's), ``{}`` if none or
+    unreadable: lance reports a bad key itself."""
+    import json
+
+    text = pick(options, GS_NAMES["service_account_key"])
+    if text is None and (path := pick(options, GS_NAMES["service_account"])):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return {}
+    try:
+        key = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return key if isinstance(key, dict) else {}
+
+
+def _azure_endpoint(options: Mapping[str, str]) -> str | None:
+    if _truthy(pick(options, AZ_NAMES["use_emulator"])):
+        url = os.environ.get("AZURITE_BLOB_STORAGE_URL") or _AZURITE_URL
+        account = pick(options, AZ_NAMES["account_name"]) or AZURITE_ACCOUNT
+        return f"{url.rstrip('/')}/{account}"
+    return pick(options, AZ_NAMES["endpoint"])
+
+
+def store_endpoint(scheme: str, options: Mapping[str, str]) -> str | None:
+    """The endpoint these options (:func:`store_options`) point ``scheme``'s calls at, as a
+    URL; ``None`` for the store's own."""
+    if scheme == "s3":
+        return pick(options, S3_NAMES["endpoint"])
+    if scheme == "az":
+        return _azure_endpoint(options)
+    base = _google_key(options).get("gcs_base_url")
+    return pick(options, GS_NAMES["endpoint"]) or (base if isinstance(base, str) else None)
+
+
+def _azure_authorities(endpoint: str | None, account: str | None) -> dict[str, str | None]:
+    """pyarrow's ``blob_storage_*`` and ``dfs_storage_*`` arguments for an endpoint URL as lance
+    takes it: ``http://127.0.0.1:10000/devstoreaccount1`` (the account in the path, as
+    Azurite serves it) or ``https://account.blob.core.windows.net``. pyarrow puts the account
+    in the path after an authority ``host[:port]``, and before one that starts with a dot."""
+    url_scheme, rest = _endpoint(endpoint)
+    if rest is None:
+        return {}
+    host, _, path = rest.partition("/")
+    if not path and account and host.startswith(f"{account}."):
+        host = host[len(account) :]
+    dfs = host.replace(".blob.", ".dfs.", 1)
+    return {
+        "blob_storage_authority": host,
+        "blob_storage_scheme": url_scheme,
+        "dfs_storage_authority": dfs,
+        "dfs_storage_scheme": url_scheme,
+    }
+
+
 def _make_filesystem(scheme: str, options: Mapping[str, str]) -> Any:
     from pyarrow import fs
 
@@ -175,24 +255,28 @@ def _make_filesystem(scheme: str, options: Mapping[str, str]) -> Any:
             allow_delayed_open=True,  # a small file goes up in one PUT
         )
     if scheme == "gs":  # credentials: Google's defaults (GOOGLE_APPLICATION_CREDENTIALS)
-        url_scheme, host = _endpoint(pick(options, GS_NAMES["endpoint"]))
+        url_scheme, host = _endpoint(store_endpoint(scheme, options))
+        no_token = _google_key(options).get("disable_oauth") is True
         return fs.GcsFileSystem(
-            anonymous=_truthy(options.get("google_skip_signature")),
+            anonymous=no_token or _truthy(options.get("google_skip_signature")),
             endpoint_override=host,
             scheme=url_scheme,
-            retry_time_limit=CALL_TIMEOUT_S,
+            retry_time_limit=timedelta(seconds=CALL_TIMEOUT_S),
         )
     get = {name: pick(options, names) for name, names in AZ_NAMES.items()}
-    url_scheme, host = _endpoint(get["endpoint"])
+    account, key = get["account_name"], get["account_key"]
+    if _truthy(get["use_emulator"]):  # as object_store fills them in
+        account = account or AZURITE_ACCOUNT
+        if not (key or get["sas_token"]):
+            key = AZURITE_KEY
     return fs.AzureFileSystem(
-        get["account_name"],
-        account_key=get["account_key"],
+        account,
+        account_key=key,
         sas_token=get["sas_token"],
         client_id=get["client_id"],
         client_secret=get["client_secret"],
         tenant_id=get["tenant_id"],
-        blob_storage_authority=host,
-        blob_storage_scheme=url_scheme,
+        **_azure_authorities(_azure_endpoint(options), account),
     )
 
 
