@@ -255,25 +255,19 @@ def convert_videos(
             frame_values=frame_values,
             storage_options=storage_options,
         )
-        run = (options, mode, started, workers, executor, lineage, progress, storage_options)
+        run = (options, started, workers, executor, lineage, progress, storage_options)
         groups = split_sources(resolved, known_labels, splits)  # and label names -> ClassLabel
-        if groups is None:
-            return _convert(resolved, root, *run)
-        return convert_splits(lambda part, at: _convert(part, at, *run), groups, root, started)
+        convert = functools.partial(_convert, run=run)  # (part, root, mode): one root
+        return convert_splits(convert, resolved, groups, root, mode, storage_options, started)
 
 
 def _convert(
-    resolved: Resolved,
-    root: str | os.PathLike[str],
-    options: _FrameOptions,
-    mode: WriteMode,
-    started: float,
-    workers: int | None,
-    executor: Executor | None,
-    lineage: Mapping[str, Any] | None,
-    progress: bool,
-    storage_options: Mapping[str, str] | None,
+    resolved: Resolved, root: str | os.PathLike[str], mode: WriteMode, *, run: tuple
 ) -> ConversionSummary:
+    """Convert ``resolved`` to the one root ``root``; ``run``: ``(options, started, workers,
+    executor, lineage, progress, storage_options)`` of :func:`convert_videos`."""
+    options: _FrameOptions = run[0]
+    started, workers, executor, lineage, progress, storage_options = run[1:]
     sources, label_names = resolved.sources, resolved.label_names
     for where, reason in resolved.skipped:
         if options.on_error == "raise":
