@@ -250,3 +250,62 @@ def test_the_command_line_overwrites_a_root_by_splits(tmp_path, capsys):
     )
     assert sorted(p.name for p in out.iterdir()) == ["train", "val"]
     assert (_paths(out / "train"), _paths(out / "val")) == (TRAIN, VAL)
+
+
+@pytest.mark.s3
+def test_on_an_object_store_what_cannot_be_replaced_whole_is_refused_before_any_work(s3, tmp_path):
+    """Nothing renames on an object store: a root and a folder of roots cannot replace one
+    another there, nor can splits drop an old one, so those are refused, naming the keys."""
+    from hf_lvf.location import read_root_file
+
+    options, bucket = s3.options(), s3.new_bucket()
+    folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
+
+    def convert(uri, inputs=folder, **kwargs):
+        kwargs = {"workers": 0, "progress": False, "storage_options": options, **kwargs}
+        return hf_lvf.convert_videos(inputs, uri, **kwargs)
+
+    def paths(uri):
+        meta = json.loads(read_root_file(uri, "_metadata.json", storage_options=options))
+        return [(v["path"], v["T"], v["metadata"].get("label")) for v in meta["videos"]]
+
+    root = f"s3://{bucket}/root"
+    hf_lvf.write_frames(
+        root, [("old", [np.zeros((16, 24, 3), np.uint8)] * 3, None)], storage_options=options
+    )
+    keys = s3.keys(bucket)
+    for mode in ("create", "overwrite"):
+        with pytest.raises(FileExistsError) as info:
+            convert(root, mode=mode)
+        assert str(info.value).startswith(
+            f"'{root}' is a root (it has a _metadata.json); the new videos make one root each "
+            f"below it ('{root}/train', '{root}/val'), and an object store cannot replace a root "
+            f"by them (nothing renames there): its _metadata.json would stay and go on naming "
+            f"its old videos. Delete '{root}' first"
+        )
+        assert s3.keys(bucket) == keys  # nothing written
+    splits = f"s3://{bucket}/splits"
+    convert(splits)
+    keys = s3.keys(bucket)
+    with pytest.raises(
+        FileExistsError,
+        match=rf"^'{splits}' holds the roots '{splits}/train', '{splits}/val': a root written "
+        "at it would leave them below it, and an object store cannot replace a folder of roots",
+    ):
+        convert(splits, mode="overwrite", splits="none")
+    with pytest.raises(
+        FileExistsError,
+        match=rf"^'{splits}' holds the root '{splits}/val': the new videos do not replace it",
+    ):  # the tree's splits are train and validation: val would be read beside them
+        convert(splits, _tree(tmp_path / "tree"), mode="overwrite")
+    with pytest.raises(FileExistsError, match=rf"holds the roots '{splits}/train', '{splits}/val"):
+        convert(splits)  # create
+    assert s3.keys(bucket) == keys
+    # the same splits again: each is replaced (one after the other; see hf_lvf.write.folders)
+    again = make_labelled_folder(tmp_path / "v2", per_class=2, num_frames=4, size=(16, 24))
+    summary = convert(splits, again, mode="overwrite")
+    assert summary.splits["val"].root == f"{splits}/val"
+    assert (paths(f"{splits}/train"), paths(f"{splits}/val")) == (
+        [("cat/clip_1.mp4", 5, 0), ("dog/clip_1.mp4", 5, 1)],
+        [("cat/clip_0.mp4", 4, 0), ("dog/clip_0.mp4", 4, 1)],
+    )

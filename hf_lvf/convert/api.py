@@ -191,7 +191,11 @@ def convert_videos(
         splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
             ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
             per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
-            splits (class labels shared). ``"none"``: one root (``split`` stays a field).
+            splits (class labels shared). ``"none"``: one root (``split`` stays a field). The
+            splits (and a LeRobot dataset's cameras) are written as one: an overwrite replaces
+            what was at ``root`` (a root, or other splits) once all are complete, and a
+            failure leaves it as it was (in a bucket, a change from root to splits or back, or
+            a split dropped, is refused: nothing renames there; ``hf_lvf.write.folders``).
 
     Returns:
         A :class:`ConversionSummary`.
@@ -200,7 +204,8 @@ def convert_videos(
         ValueError, TypeError: a bad argument or metadata file, a lossless JPEG, or
             (append) settings other than the root's (all before any work).
         FileNotFoundError: an input does not exist or matches no video.
-        FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
+        FileExistsError: ``root`` exists and ``mode`` is ``"create"`` (splits: is a root, or
+            holds one of them); in a bucket, what cannot be replaced whole (see ``splits``).
         BlockingIOError: another process is writing ``root``.
         ImportError: PyAV is not installed.
         VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or

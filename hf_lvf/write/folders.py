@@ -150,17 +150,19 @@ def check_store_folder(
         if store_file_exists(f"{uri}/{n}/{METADATA_FILENAME}", storage_options)
     ]
     if names is None:
-        clash, why = below, "a root written at it would leave them below it"
+        clash, why = below, "a root written at it would leave {them} below it"
     elif mode == "create":
-        clash, why = [n for n in below if n in names], "mode='create' does not replace them"
+        clash, why = [n for n in below if n in names], "mode='create' does not replace {them}"
     else:
         clash = [n for n in below if n not in names]
-        why = "the new videos do not replace them, so they would be read beside the new roots"
+        why = "the new videos do not replace {them}, so {they} would be read beside the new roots"
     if clash:
+        many = len(clash) > 1
+        them, they = ("them", "they") if many else ("it", "it")
         raise RootExistsError(
-            f"{uri!r} holds the root{'s' if len(clash) > 1 else ''} {_listed(uri, clash)}: "
-            f"{why}, and an object store cannot replace a folder of roots whole. Delete them "
-            "first, or write to another key"
+            f"{uri!r} holds the root{'s' if many else ''} {_listed(uri, clash)}: "
+            f"{why.format(them=them, they=they)}, and an object store cannot replace a folder of "
+            f"roots whole. Delete {them} first, or write to another key"
         )
 
 
