@@ -235,6 +235,25 @@ def test_overwrite_waits_for_no_writer_of_a_split_it_would_replace(tmp_path):
     assert _paths(out / "validation") == old and not (out / "val").exists()
 
 
+@pytest.mark.parametrize("splits", ["auto", "none"])
+def test_overwrite_refuses_a_folder_that_holds_its_inputs(tmp_path, splits):
+    """Replacing it would delete the videos being converted, once they are converted."""
+    shelf = tmp_path / "shelf"
+    folder = make_labelled_folder(shelf / "videos", per_class=2, num_frames=6, size=(16, 24))
+    files = sorted(p.relative_to(shelf).as_posix() for p in shelf.rglob("*"))
+    with pytest.raises(ValueError) as info:
+        hf_lvf.convert_videos(
+            folder, shelf, workers=0, progress=False, mode="overwrite", splits=splits
+        )
+    assert str(info.value) == (
+        f"the input {str(folder / 'cat' / 'clip_0.mp4')!r} is inside {str(shelf)!r}, which "
+        "overwrite=True (mode='overwrite') replaces, deleting what it holds: write the output "
+        "elsewhere"
+    )
+    assert sorted(p.relative_to(shelf).as_posix() for p in shelf.rglob("*")) == files
+    assert _left_beside(shelf) == []
+
+
 def test_the_command_line_overwrites_a_root_by_splits(tmp_path, capsys):
     from hf_lvf.cli import main
 

@@ -206,3 +206,6 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
         convert_videos(tmp_path / "new", out, workers=0, mode="overwrite")
     assert {cam: _episodes(out / cam) for cam in (TOP, WRIST)} == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "new", "one", "root"]
+    with pytest.raises(ValueError, match=r"is inside '.*/new', which overwrite=True"):
+        convert_videos(tmp_path / "new", tmp_path / "new", workers=0, mode="overwrite")
+    assert (tmp_path / "new" / "meta" / "info.json").is_file()

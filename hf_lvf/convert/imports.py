@@ -17,7 +17,7 @@ from ..errors import ParameterError, ParameterTypeError
 from ..hf.video_rows import hub_dataset, is_video_dataset, saved_dataset
 from ..location import is_hub_uri, is_object_store_uri, join_uri, lance_options, parse_hub_uri
 from ..write.append import resolve_mode
-from ..write.folders import folder_of_roots
+from ..write.folders import check_outside, folder_of_roots
 from .hf_datasets import dataset_sources, has_videos, hub_folder_sources
 from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
 from .repo_files import RepoFiles
@@ -193,6 +193,9 @@ def each_camera(
     root, mode = arguments["root"], resolve_mode(arguments["mode"], arguments["overwrite"])
     summaries = []
     options = lance_options(arguments["storage_options"]) or None
+    dataset = arguments["inputs"]
+    if isinstance(dataset, (str, os.PathLike)) and Path(dataset).is_dir():  # a local dataset
+        check_outside(root, [os.path.abspath(dataset)], mode)
     with folder_of_roots(root, cameras, mode, options) as (folder, how):
         for camera in cameras:
             target = join_uri(str(folder), camera) if is_object_store_uri(str(root)) else None

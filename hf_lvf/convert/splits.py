@@ -25,7 +25,7 @@ from typing import Literal, NamedTuple
 from ..errors import ParameterError
 from ..location import is_object_store_uri, join_uri
 from ..write.append import WriteMode
-from ..write.folders import check_store_folder, folder_of_roots
+from ..write.folders import check_outside, check_store_folder, folder_of_roots
 from .imports import Resolved
 from .labels import encode_named_labels
 from .sources import _Source
@@ -145,8 +145,14 @@ def convert_splits(
     """The summary of ``convert(resolved, root, mode)``, or, with ``groups``, of converting
     each split to ``root/<split>`` (``root`` their folder), written as one: an overwrite
     replaces what was at ``root`` (a root, or other splits) once every split is complete, a
-    failure leaves it as it was (see :mod:`hf_lvf.write.folders`)."""
+    failure leaves it as it was (see :mod:`hf_lvf.write.folders`).
+
+    Raises:
+        ValueError: an overwrite of a ``root`` that holds an input (before any work).
+        FileExistsError, BlockingIOError: see :func:`~hf_lvf.write.folders.folder_of_roots`.
+    """
     remote = is_object_store_uri(str(root))
+    check_outside(root, (s.file for s in resolved.sources), mode)
     if groups is None:
         if remote:  # one root over a folder of roots: refused where nothing renames
             check_store_folder(str(root), None, mode, storage_options)

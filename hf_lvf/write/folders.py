@@ -28,10 +28,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..errors import RootExistsError
+from ..errors import ParameterError, RootExistsError
 from ..layout import METADATA_FILENAME
 from ..location.store import is_object_store_uri, list_store_folders, store_file_exists
 from .append import WriteMode
@@ -69,6 +69,28 @@ def folder_of_roots(
         return
     with atomic_root(path, overwrite=mode == "overwrite") as scratch:
         yield scratch, "create"
+
+
+def check_outside(
+    root: str | os.PathLike[str], files: Iterable[str | os.PathLike[str]], mode: WriteMode
+) -> None:
+    """Refuse an overwrite of a local ``root`` that holds one of the input ``files`` (absolute
+    paths; an input folder may be ``root`` itself): what was at ``root`` is deleted once the
+    new roots are in place, and the inputs with it.
+
+    Raises:
+        ValueError: one of ``files`` is inside ``root``.
+    """
+    if mode != "overwrite" or is_object_store_uri(str(root)):
+        return
+    inside = os.path.join(os.path.abspath(root), "")
+    for file in files:
+        text = os.fspath(file)
+        if os.path.isabs(text) and os.path.join(os.path.abspath(text), "").startswith(inside):
+            raise ParameterError(
+                f"the input {text!r} is inside {str(root)!r}, which overwrite=True "
+                "(mode='overwrite') replaces, deleting what it holds: write the output elsewhere"
+            )
 
 
 def _listed(folder: str | Path, names: Sequence[str]) -> str:
@@ -166,4 +188,4 @@ def check_store_folder(
         )
 
 
-__all__ = ["check_store_folder", "folder_of_roots"]
+__all__ = ["check_outside", "check_store_folder", "folder_of_roots"]
