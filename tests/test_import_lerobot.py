@@ -179,3 +179,33 @@ def test_fps_other_than_the_datasets_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="fps=5 differs from the LeRobot dataset's fps 10"):
         convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, fps=5)
     assert not (tmp_path / "root").exists()
+
+
+def _episodes(root: Path) -> list[tuple[str, int]]:
+    meta = json.loads((root / "_metadata.json").read_text())
+    return [(v["key"], v["T"]) for v in meta["videos"]]
+
+
+def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_path: Path) -> None:
+    out = tmp_path / "root"
+    write_lerobot(tmp_path / "one")  # a root of one camera at out, then two cameras over it
+    convert_videos(tmp_path / "one", out, workers=0)
+    write_lerobot(tmp_path / "ds", lengths=(4, 6), cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", out, workers=0, mode="overwrite")
+    assert sorted(p.name for p in out.iterdir()) == [TOP, WRIST]  # no old _metadata.json
+    old = {cam: _episodes(out / cam) for cam in (TOP, WRIST)}
+    assert old == {cam: [("ds/episode_000000", 4), ("ds/episode_000001", 6)] for cam in old}
+    # a failure in the second camera, after the first is complete, leaves both as they were
+    write_lerobot(tmp_path / "new", lengths=(3, 3, 3), cameras=(TOP, WRIST))
+    video = tmp_path / f"new/videos/{WRIST}/chunk-000/file-000.mp4"
+    video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
+    with (
+        pytest.warns(SkippedVideoWarning),
+        pytest.raises(VideoDecodeError, match="none of the 3 input videos"),
+    ):
+        convert_videos(tmp_path / "new", out, workers=0, mode="overwrite")
+    assert {cam: _episodes(out / cam) for cam in (TOP, WRIST)} == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "new", "one", "root"]
+    with pytest.raises(ValueError, match=r"is inside '.*/new', which overwrite=True"):
+        convert_videos(tmp_path / "new", tmp_path / "new", workers=0, mode="overwrite")
+    assert (tmp_path / "new" / "meta" / "info.json").is_file()

@@ -191,7 +191,11 @@ def convert_videos(
         splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
             ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
             per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
-            splits (class labels shared). ``"none"``: one root (``split`` stays a field).
+            splits (class labels shared). ``"none"``: one root (``split`` stays a field). The
+            splits (and a LeRobot dataset's cameras) are written as one: an overwrite replaces
+            what was at ``root`` (a root, or other splits) once all are complete, and a
+            failure leaves it as it was (in a bucket, a change from root to splits or back, or
+            a split dropped, is refused: nothing renames there; ``hf_lvf.write.folders``).
 
     Returns:
         A :class:`ConversionSummary`.
@@ -200,7 +204,8 @@ def convert_videos(
         ValueError, TypeError: a bad argument or metadata file, a lossless JPEG, or
             (append) settings other than the root's (all before any work).
         FileNotFoundError: an input does not exist or matches no video.
-        FileExistsError: ``root`` exists and ``mode`` is ``"create"``.
+        FileExistsError: ``root`` exists and ``mode`` is ``"create"`` (splits: is a root, or
+            holds one of them); in a bucket, what cannot be replaced whole (see ``splits``).
         BlockingIOError: another process is writing ``root``.
         ImportError: PyAV is not installed.
         VideoDecodeError: ``on_error="raise"`` and a file cannot be converted, or
@@ -255,25 +260,19 @@ def convert_videos(
             frame_values=frame_values,
             storage_options=storage_options,
         )
-        run = (options, mode, started, workers, executor, lineage, progress, storage_options)
+        run = (options, started, workers, executor, lineage, progress, storage_options)
         groups = split_sources(resolved, known_labels, splits)  # and label names -> ClassLabel
-        if groups is None:
-            return _convert(resolved, root, *run)
-        return convert_splits(lambda part, at: _convert(part, at, *run), groups, root, started)
+        convert = functools.partial(_convert, run=run)  # (part, root, mode): one root
+        return convert_splits(convert, resolved, groups, root, mode, storage_options, started)
 
 
 def _convert(
-    resolved: Resolved,
-    root: str | os.PathLike[str],
-    options: _FrameOptions,
-    mode: WriteMode,
-    started: float,
-    workers: int | None,
-    executor: Executor | None,
-    lineage: Mapping[str, Any] | None,
-    progress: bool,
-    storage_options: Mapping[str, str] | None,
+    resolved: Resolved, root: str | os.PathLike[str], mode: WriteMode, *, run: tuple
 ) -> ConversionSummary:
+    """Convert ``resolved`` to the one root ``root``; ``run``: ``(options, started, workers,
+    executor, lineage, progress, storage_options)`` of :func:`convert_videos`."""
+    options: _FrameOptions = run[0]
+    started, workers, executor, lineage, progress, storage_options = run[1:]
     sources, label_names = resolved.sources, resolved.label_names
     for where, reason in resolved.skipped:
         if options.on_error == "raise":

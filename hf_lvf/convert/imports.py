@@ -15,7 +15,9 @@ from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError
 from ..hf.video_rows import hub_dataset, is_video_dataset, saved_dataset
-from ..location import is_hub_uri, is_object_store_uri, parse_hub_uri
+from ..location import is_hub_uri, is_object_store_uri, join_uri, lance_options, parse_hub_uri
+from ..write.append import resolve_mode
+from ..write.folders import check_outside, folder_of_roots
 from .hf_datasets import dataset_sources, has_videos, hub_folder_sources
 from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
 from .repo_files import RepoFiles
@@ -185,22 +187,20 @@ def each_camera(
     cameras: list[str],
     started: float,
 ) -> ConversionSummary:
-    """A LeRobot dataset of several cameras: one root per camera, ``root/<camera>``; a
-    failure removes the roots this call made."""
-    root = arguments["root"]
-    made: list[Path | str] = []
+    """A LeRobot dataset of several cameras: one root per camera, ``root/<camera>``, written
+    as one (see :mod:`hf_lvf.write.folders`): a failure leaves what was at ``root`` as it was,
+    an overwrite replaces it once every camera is complete."""
+    root, mode = arguments["root"], resolve_mode(arguments["mode"], arguments["overwrite"])
     summaries = []
-    try:
+    options = lance_options(arguments["storage_options"]) or None
+    dataset = arguments["inputs"]
+    if isinstance(dataset, (str, os.PathLike)) and Path(dataset).is_dir():  # a local dataset
+        check_outside(root, [os.path.abspath(dataset)], mode)
+    with folder_of_roots(root, cameras, mode, options) as (folder, how):
         for camera in cameras:
-            target = f"{root}/{camera}" if is_object_store_uri(str(root)) else Path(root) / camera
-            summaries.append(convert(**{**arguments, "root": target, "camera": camera}))
-            made.append(target)
-    except BaseException:
-        if arguments["mode"] != "append" and not arguments["overwrite"]:
-            for target in made:
-                if isinstance(target, Path):
-                    shutil.rmtree(target, ignore_errors=True)
-        raise
+            target = join_uri(str(folder), camera) if is_object_store_uri(str(root)) else None
+            at = {"root": target or Path(folder) / camera, "mode": how, "overwrite": False}
+            summaries.append(convert(**{**arguments, **at, "camera": camera}))
     return ConversionSummary(
         root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=summaries[0].num_videos,

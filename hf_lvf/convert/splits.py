@@ -17,13 +17,15 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Literal, NamedTuple
 
 from ..errors import ParameterError
 from ..location import is_object_store_uri, join_uri
+from ..write.append import WriteMode
+from ..write.folders import check_outside, check_store_folder, folder_of_roots
 from .imports import Resolved
 from .labels import encode_named_labels
 from .sources import _Source
@@ -132,24 +134,45 @@ class _Split(NamedTuple):
 
 
 def convert_splits(
-    convert: Callable[[Resolved, Path | str], ConversionSummary],
-    groups: Sequence[_Split],
+    convert: Callable[[Resolved, Path | str, WriteMode], ConversionSummary],
+    resolved: Resolved,
+    groups: Sequence[_Split] | None,
     root: str | os.PathLike[str],
+    mode: WriteMode,
+    storage_options: Mapping[str, str] | None,
     started: float,
 ) -> ConversionSummary:
-    """The summary of converting each split with ``convert(resolved, root/<split>)`` (``root``
-    the folder of the splits)."""
+    """The summary of ``convert(resolved, root, mode)``, or, with ``groups``, of converting
+    each split to ``root/<split>`` (``root`` their folder), written as one: an overwrite
+    replaces what was at ``root`` (a root, or other splits) once every split is complete, a
+    failure leaves it as it was (see :mod:`hf_lvf.write.folders`).
+
+    Raises:
+        ValueError: an overwrite of a ``root`` that holds an input (before any work).
+        FileExistsError, BlockingIOError: see :func:`~hf_lvf.write.folders.folder_of_roots`.
+    """
     remote = is_object_store_uri(str(root))
+    check_outside(root, (s.file for s in resolved.sources), mode)
+    if groups is None:
+        if remote:  # one root over a folder of roots: refused where nothing renames
+            check_store_folder(str(root), None, mode, storage_options)
+        return convert(resolved, root, mode)
     parts = {}
-    for name, part in groups:
-        parts[name] = convert(part, join_uri(str(root), name) if remote else Path(root) / name)
+    with folder_of_roots(root, [n for n, _ in groups], mode, storage_options) as (folder, how):
+        for name, part in groups:
+            at = join_uri(str(folder), name) if remote else Path(folder) / name
+            parts[name] = convert(part, at, how)
+    final = str(root) if remote else Path(root).absolute()
     return ConversionSummary(
-        root=str(root) if remote else Path(root).absolute(),
+        root=final,
         num_videos=sum(p.num_videos for p in parts.values()),
         num_frames=sum(p.num_frames for p in parts.values()),
         skipped=tuple(s for p in parts.values() for s in p.skipped),
         seconds=time.perf_counter() - started,
-        splits=parts,
+        splits={  # where each split is now, not where it was written
+            n: replace(p, root=join_uri(str(final), n) if remote else Path(final) / n)
+            for n, p in parts.items()
+        },
     )
 
 

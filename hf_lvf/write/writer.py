@@ -122,16 +122,46 @@ def recover(root: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def sub_roots(folder: Path) -> list[Path]:
+    """The roots in a folder of roots (one per split or camera, or a split's folder of roots:
+    as ``load_dataset(data_dir=...)`` finds them); none in a root or a missing folder."""
+    if not folder.is_dir() or (folder / METADATA_FILENAME).exists():
+        return []
+    found = []
+    for child in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (child / METADATA_FILENAME).exists():
+            found.append(child)
+        else:
+            found += [p.parent for p in sorted(child.glob(f"[!.]*/{METADATA_FILENAME}"))]
+    return found
+
+
+@contextlib.contextmanager
+def write_locks(root: Path) -> Iterator[None]:
+    """The write lock of ``root`` and, of a folder of roots, of each root in it: replacing the
+    folder never moves a root away from under a writer appending to it.
+
+    Raises:
+        BlockingIOError: another process is writing one of them.
+    """
+    with contextlib.ExitStack() as locks:
+        for path in [root, *sub_roots(root)]:
+            locks.enter_context(write_lock(path))
+        yield
+
+
 @contextlib.contextmanager
 def atomic_root(root: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
     """Yield an empty scratch folder; on success it becomes ``root``, on error it is removed.
+    What was at ``root`` (a root, or a folder of roots) is replaced whole.
 
     Raises:
         FileExistsError: ``root`` exists and ``overwrite`` is false (checked before any work).
+        BlockingIOError: another process is writing ``root`` (or a root in it).
     """
     root = Path(root).absolute()
     root.parent.mkdir(parents=True, exist_ok=True)
-    with write_lock(root):
+    with write_locks(root):
         recover(root)
         if root.exists() and not overwrite:
             raise RootExistsError(
