@@ -112,11 +112,13 @@ class PyAVClips:
         return sum(1 for _ in self._pool.map(lambda c: self.clip(*c), clips))
 
 
-def bench(tmp: Path, *, num_videos: int, epochs: int, lengths=LENGTHS, size=SIZE) -> dict:
+def bench(
+    tmp: Path, *, num_videos: int, epochs: int, lengths=LENGTHS, size=SIZE, workers=CORES
+) -> dict:
     started = time.perf_counter()
     paths = write_clips(tmp / "mp4", num_videos, lengths, size)
     encoded = time.perf_counter() - started
-    summary = convert_videos(paths, tmp / "root", workers=CORES, progress=False)
+    summary = convert_videos(paths, tmp / "root", workers=workers, progress=False)
     windows = VideoWindows(summary.root, **PARAMS)
     sampler = ClipSampler(windows, clips_per_video=1, seed=0)
     loader = safe_dataloader(windows, sampler=sampler, batch_size=BATCH, num_workers=2)
@@ -201,7 +203,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs")
     parser.add_argument("--quick", action="store_true", help="4 short 64x64 clips, 1 epoch")
     args = parser.parse_args()
-    sizing = {"lengths": QUICK_LENGTHS, "size": QUICK_SIZE} if args.quick else {}
+    # --quick converts in this process (workers=0): starting a pool would be most of its time.
+    sizing = {"lengths": QUICK_LENGTHS, "size": QUICK_SIZE, "workers": 0} if args.quick else {}
     if args.quick:
         args.videos, args.epochs = len(QUICK_LENGTHS), 1
     with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_clips_") as tmp_name:
