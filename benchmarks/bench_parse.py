@@ -63,10 +63,9 @@ def _typed(data: bytes):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--videos", type=int, default=1_000_000)
+    parser.add_argument("--quick", dest="videos", action="store_const", const=10_000, help="10k")
     parser.add_argument("--workdir", default="/tmp/hf_lvf_bench_parse")
-    parser.add_argument("--quick", action="store_true", help="10,000 videos: seconds")
     args = parser.parse_args()
-    args.videos = 10_000 if args.quick else args.videos
     data = _metadata(Path(args.workdir) / f"{args.videos}.json", args.videos)
     readers = {"json.loads": lambda: json.loads(data)}
     try:
