@@ -23,6 +23,7 @@ alike; clips/s are over all timed epochs.
     python benchmarks/bench_clips.py                 # 64 videos: ~2 minutes on 2 cores
     python benchmarks/bench_clips.py --videos 96     # the README's table (~3 minutes)
     python benchmarks/bench_clips.py --videos 16 --epochs 2   # a quick look
+    python benchmarks/bench_clips.py --quick         # seconds: 4 short 64x64 clips, 1 epoch
 """
 
 from __future__ import annotations
@@ -48,12 +49,14 @@ SIZE = 224
 RATE = 30
 GOP = 2 * RATE  # a keyframe every 2 s, like web video
 LENGTHS = (75, 150, 240, 300)  # 2.5 to 10 s
+QUICK_LENGTHS, QUICK_SIZE = (32, 40, 48, 64), 64  # --quick: each longer than a clip (31 frames)
 PARAMS = {"window_length": 16, "frame_skip": 1}
 BATCH = 8
 
 
-def write_clips(folder: Path, num_videos: int) -> list[Path]:
-    """``num_videos`` H.264 MP4 files, their lengths cycling through :data:`LENGTHS`."""
+def write_clips(folder: Path, num_videos: int, lengths=LENGTHS, size=SIZE) -> list[Path]:
+    """``num_videos`` H.264 MP4 files of ``size`` x ``size``, their lengths cycling through
+    ``lengths``."""
     folder.mkdir(parents=True)
     paths = []
     rng = np.random.default_rng(0)
@@ -61,11 +64,11 @@ def write_clips(folder: Path, num_videos: int) -> list[Path]:
         path = folder / f"clip_{i:03d}.mp4"
         with av.open(str(path), "w") as container:
             stream = container.add_stream("libx264", rate=RATE)
-            stream.width = stream.height = SIZE
+            stream.width = stream.height = size
             stream.pix_fmt, stream.bit_rate = "yuv420p", 1_500_000
             stream.codec_context.gop_size = GOP
             stream.options = {"preset": "veryfast"}
-            for array in textured_frames(LENGTHS[i % len(LENGTHS)], SIZE, SIZE, seed=i):
+            for array in textured_frames(lengths[i % len(lengths)], size, size, seed=i):
                 grain = rng.integers(-3, 4, array.shape, dtype=np.int16)
                 array = np.clip(array + grain, 0, 255).astype(np.uint8)
                 for packet in stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")):
@@ -85,14 +88,15 @@ def frame_times(path: Path) -> list[int]:
 class PyAVClips:
     """Clips read from the MP4 files: seek to the keyframe before, decode to the last frame."""
 
-    def __init__(self, paths: list[str]):
+    def __init__(self, paths: list[str], size: int = SIZE):
         self._pts = {p: frame_times(Path(p)) for p in paths}
         self._pool = ThreadPoolExecutor(2)
+        self._size = size
 
     def clip(self, path: str, frames: list[int]) -> np.ndarray:
         pts = self._pts[path]
         wanted = {pts[f]: j for j, f in enumerate(frames)}
-        out = np.empty((len(frames), SIZE, SIZE, 3), np.uint8)
+        out = np.empty((len(frames), self._size, self._size, 3), np.uint8)
         with av.open(path) as container:
             stream = container.streams.video[0]
             container.seek(pts[frames[0]], stream=stream, backward=True, any_frame=False)
@@ -108,15 +112,17 @@ class PyAVClips:
         return sum(1 for _ in self._pool.map(lambda c: self.clip(*c), clips))
 
 
-def bench(tmp: Path, *, num_videos: int, epochs: int) -> dict:
+def bench(
+    tmp: Path, *, num_videos: int, epochs: int, lengths=LENGTHS, size=SIZE, workers=CORES
+) -> dict:
     started = time.perf_counter()
-    paths = write_clips(tmp / "mp4", num_videos)
+    paths = write_clips(tmp / "mp4", num_videos, lengths, size)
     encoded = time.perf_counter() - started
-    summary = convert_videos(paths, tmp / "root", workers=CORES, progress=False)
+    summary = convert_videos(paths, tmp / "root", workers=workers, progress=False)
     windows = VideoWindows(summary.root, **PARAMS)
     sampler = ClipSampler(windows, clips_per_video=1, seed=0)
     loader = safe_dataloader(windows, sampler=sampler, batch_size=BATCH, num_workers=2)
-    pyav = PyAVClips([windows.layout.path(v) for v in range(len(windows.layout))])
+    pyav = PyAVClips([windows.layout.path(v) for v in range(len(windows.layout))], size)
     limit = DecodeLimit(windows)
 
     def hf_lvf(epoch: int) -> int:
@@ -162,6 +168,8 @@ def bench(tmp: Path, *, num_videos: int, epochs: int) -> dict:
         "videos": num_videos,
         "frames": summary.num_frames,
         "epochs": epochs,
+        "lengths": lengths,
+        "size": size,
         "mp4_kb": mp4_bytes / 1024,
         "encode_s": encoded,
         "convert_s": summary.seconds,
@@ -171,8 +179,9 @@ def bench(tmp: Path, *, num_videos: int, epochs: int) -> dict:
 def print_table(result: dict) -> None:
     rates = result["rates"]
     print(
-        f"\n{result['videos']} H.264 clips of {'/'.join(map(str, LENGTHS))} frames "
-        f"({result['frames']} frames, {SIZE}x{SIZE}, {RATE} fps, keyframe every {GOP} frames, "
+        f"\n{result['videos']} H.264 clips of {'/'.join(map(str, result['lengths']))} frames "
+        f"({result['frames']} frames, {result['size']}x{result['size']}, {RATE} fps, "
+        f"keyframe every {GOP} frames, "
         f"{result['mp4_kb']:.1f} KB a frame), converted in {result['convert_s']:.0f} s; "
         f"{result['epochs']} epochs of 1 random clip per video (window_length=16, "
         f"frame_skip=1), batches of {BATCH}, {CORES} cores:\n"
@@ -192,9 +201,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--videos", type=int, default=64, help="videos (clips per epoch)")
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs")
+    parser.add_argument("--quick", action="store_true", help="4 short 64x64 clips, 1 epoch")
     args = parser.parse_args()
+    # --quick converts in this process (workers=0): starting a pool would be most of its time.
+    sizing = {"lengths": QUICK_LENGTHS, "size": QUICK_SIZE, "workers": 0} if args.quick else {}
+    if args.quick:
+        args.videos, args.epochs = len(QUICK_LENGTHS), 1
     with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_clips_") as tmp_name:
-        print_table(bench(Path(tmp_name), num_videos=args.videos, epochs=args.epochs))
+        result = bench(Path(tmp_name), num_videos=args.videos, epochs=args.epochs, **sizing)
+        print_table(result)
 
 
 if __name__ == "__main__":

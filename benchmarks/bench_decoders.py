@@ -9,11 +9,13 @@ one thread per core; rounds alternate between decoders and the median is kept.
 Every decoder's pixels are compared with Pillow's.
 
     python benchmarks/bench_decoders.py
+    python benchmarks/bench_decoders.py --quick    # seconds: a few frames, 1 round
     PYTHONPATH=/path/to/extra/site-packages python benchmarks/bench_decoders.py  # + cv2, webp
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import time
@@ -94,10 +96,16 @@ def measure(blobs: list[bytes], shape: tuple[int, int], rounds: int) -> list[tup
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="16 + 2 frames, 1 round")
+    args = parser.parse_args()
+    small, big = (16, 2) if args.quick else (96, 24)
     cases = {
-        "224x224 synthetic": [encode_webp(f, quality=65) for f in synthetic_frames(96, 224, 224)],
+        "224x224 synthetic": [
+            encode_webp(f, quality=65) for f in synthetic_frames(small, 224, 224)
+        ],
         "720x1280 textured": [
-            encode_webp(f, quality=65) for f in textured_frames(24, 720, 1280, seed=0)
+            encode_webp(f, quality=65) for f in textured_frames(big, 720, 1280, seed=0)
         ],
     }
     print(f"{CORES} cores; median ms per frame over the rounds; pixels compared with Pillow's\n")
@@ -106,7 +114,8 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for label, blobs in cases.items():
         shape = (224, 224) if label.startswith("224") else (720, 1280)
-        rows = measure(blobs, shape, rounds=5 if shape[0] == 224 else 3)
+        rounds = 1 if args.quick else 5 if shape[0] == 224 else 3
+        rows = measure(blobs, shape, rounds=rounds)
         by_name: dict[str, dict] = {}
         for name, threads, ms, same in rows:
             by_name.setdefault(name, {"same": same})[threads] = ms

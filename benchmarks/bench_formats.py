@@ -15,6 +15,7 @@ A second table times a map-style ``.map`` over every window that returns the vid
 (one that reads the video, one that does not), and one that drops it (``remove_columns``).
 
     python benchmarks/bench_formats.py              # ~1 min on 2 cores
+    python benchmarks/bench_formats.py --quick      # seconds: 8 windows of 16x64x64, 1 round
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import datasets
 import torch  # noqa: F401  (datasets imports it in IterableDataset.__init__: time it warm)
 
-import hf_lvf  # noqa: F401  (registers the builder)
+import hf_lvf  # registers the builder
 from hf_lvf.write.synthetic import write_synthetic_root
 
 PARAMS = {"window_length": 16, "hop_size": 4}
@@ -141,17 +142,22 @@ def bench_map(root: Path, tmp: Path, *, rounds: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, help="rounds (default: 1 with --quick, else 3)")
+    parser.add_argument("--quick", action="store_true", help="a tiny root, one round")
     args = parser.parse_args()
+    videos, frames, side = (2, 28, 64) if args.quick else (4, 64, 224)
+    args.rounds = args.rounds or (1 if args.quick else 3)
     datasets.disable_progress_bars()
     with tempfile.TemporaryDirectory() as tmp:
         root = write_synthetic_root(
-            Path(tmp) / "clips", num_videos=4, num_frames=64, frame_size=(224, 224)
+            Path(tmp) / "clips", num_videos=videos, num_frames=frames, frame_size=(side, side)
         )
+        windows = len(hf_lvf.VideoWindows(root, **PARAMS))
         rows = bench_stream(root, rounds=args.rounds)
         maps = bench_map(root, Path(tmp), rounds=args.rounds)
     print(f"load average {os.getloadavg()[0]:.2f}; datasets {datasets.__version__}")
-    print(f"streaming, 52 windows of 16x224x224, whole passes x {args.rounds} rounds (median)")
+    shape = f"{PARAMS['window_length']}x{side}x{side}"
+    print(f"streaming, {windows} windows of {shape}, whole passes x {args.rounds} rounds (median)")
     print("| format | ms / window | x plain rows | video arrives as | bound (ms) |")
     print("|---|---|---|---|---|")
     for r in rows[1:] + rows[:1]:

@@ -11,6 +11,7 @@ All timings come from one run on the same synthetic frames:
 
     python benchmarks/bench_grow.py                       # 40 + 4 videos x 32 frames, 128x128
     python benchmarks/bench_grow.py --videos 200 --added 10 --frames 48 --size 224x224
+    python benchmarks/bench_grow.py --quick               # seconds: 8 + 2 videos x 8 frames, 32x32
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def main() -> None:
     parser.add_argument("--added", type=int, default=4, help="videos appended (K)")
     parser.add_argument("--frames", type=int, default=32, help="frames per video")
     parser.add_argument("--size", default="128x128", help="HxW")
+    parser.add_argument("--quick", action="store_true", help="8 + 2 videos x 8 frames, 32x32")
     args = parser.parse_args()
+    if args.quick:
+        args.videos, args.added, args.frames, args.size = 8, 2, 8, "32x32"
     size = tuple(int(x) for x in args.size.split("x"))
     n, k = args.videos, args.added
     old, new, everything = range(n), range(n, n + k), range(n + k)
@@ -66,15 +70,16 @@ def main() -> None:
         ("root", f"{n} videos + {k} appended, {args.frames} frames of {args.size}"),
         ("append K (s)", f"{append:.2f}"),
         ("rewrite N+K (s)", f"{rewrite:.2f}"),
-        ("merge N | K (s)", f"{merge:.2f}  ({frames_total / merge:.0f} frames/s copied)"),
+        ("merge N and K (s)", f"{merge:.2f} ({frames_total / merge:.0f} frames/s copied)"),
         ("floor: encode K only (s)", f"{floor:.2f}"),
         ("rewrite / append", f"{rewrite / append:.1f}x"),
         ("append / floor", f"{append / floor:.2f}x"),
         ("rewrite / merge", f"{rewrite / merge:.1f}x"),
     ]
-    width = max(len(name) for name, _ in rows)
+    print("| what | value |")
+    print("|---|---|")
     for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+        print(f"| {name} | {value} |")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ of the rounds), and the Hub requests of one import:
 - webdataset shards (written with ``webdataset.TarWriter``): MP4 + txt per sample.
 
     python benchmarks/bench_import.py            # 8 episodes x 100 frames, 160x160, 3 rounds
-    python benchmarks/bench_import.py --quick    # 4 episodes x 60 frames, 1 round
+    python benchmarks/bench_import.py --quick    # seconds: 2 episodes x 24 frames, 64x64, 1 round,
+                                                 # converted in this process (workers=0)
 """
 
 from __future__ import annotations
@@ -61,11 +62,11 @@ def child(args: argparse.Namespace) -> None:
             shutil.rmtree(constants.HF_HUB_CACHE, ignore_errors=True)  # a cold cache each round
             _requests(args.endpoint)
             started = time.perf_counter()
-            convert_videos(remote, out / f"hub-{name}-{r}", progress=False, workers=2)
+            convert_videos(remote, out / f"hub-{name}-{r}", progress=False, workers=args.workers)
             hub_s.append(time.perf_counter() - started)
             requests = _requests(args.endpoint)
             started = time.perf_counter()
-            convert_videos(local, out / f"local-{name}-{r}", progress=False, workers=2)
+            convert_videos(local, out / f"local-{name}-{r}", progress=False, workers=args.workers)
             local_s.append(time.perf_counter() - started)
         ratios = [h / loc for h, loc in zip(hub_s, local_s, strict=True)]
         results[name] = {
@@ -84,6 +85,7 @@ def _serve(tmp: Path, folder: Path, repo: str, latency: float) -> tuple[subproce
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--workers", type=int, help="(default: 0 with --quick, else 2)")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--rounds", type=int, default=None)
     for hidden in ("child", "endpoint", "out", "lerobot", "lerobot_repo", "lerobot_sha"):
@@ -96,7 +98,8 @@ def main() -> None:
         child(args)
         return
     rounds = args.rounds or (1 if args.quick else 3)
-    episodes, frames, size = (4, 60, 128) if args.quick else (8, 100, 160)
+    workers = (0 if args.quick else 2) if args.workers is None else args.workers
+    episodes, frames, size = (2, 24, 64) if args.quick else (8, 100, 160)
     import webdataset as wds
     from _lerobot import write_lerobot
     from _videos import write_video
@@ -132,6 +135,7 @@ def main() -> None:
                 str(tmp / "out"), "--lerobot", str(tmp / "lerobot"), "--lerobot_repo",
                 "org/robot", "--lerobot_sha", robot_sha, "--shards", str(tmp / "shards"),
                 "--shards_repo", "org/shards", "--shards_sha", shards_sha, "--rounds", str(rounds),
+                "--workers", str(workers),
             ]  # fmt: skip
             out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True)
         finally:
@@ -139,8 +143,9 @@ def main() -> None:
             robot.wait()
     results = json.loads(out.stdout.strip().splitlines()[-1])
     print(
-        f"\n{episodes} videos x {frames} frames, {size}x{size}, 2 workers, WebP; Hub stand-in at "
-        f"{args.latency_ms:g} ms an answer, cold cache; median of {rounds} round(s)\n"
+        f"\n{episodes} videos x {frames} frames, {size}x{size}, {workers} workers, WebP; "
+        f"Hub stand-in at {args.latency_ms:g} ms an answer, cold cache; "
+        f"median of {rounds} round(s)\n"
     )
     print("| source | Hub s | local s | Hub / local | Hub requests |")
     print("|---|---|---|---|---|")

@@ -13,6 +13,7 @@ of ``--rounds`` (the machine is shared; take the ratios):
 
     python benchmarks/bench_info.py                  # 1,000,000 videos (about 2 minutes)
     python benchmarks/bench_info.py --videos 100000  # quicker
+    python benchmarks/bench_info.py --quick          # seconds: 1,000 videos, 1 round
 """
 
 from __future__ import annotations
@@ -115,7 +116,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--videos", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1,000 videos, 1 round")
     args = parser.parse_args()
+    if args.quick:
+        args.videos, args.rounds = 1000, 1
     with tempfile.TemporaryDirectory(prefix="bench_info_") as tmp:
         root = Path(tmp) / "root"
         started = time.perf_counter()

@@ -63,6 +63,7 @@ def _typed(data: bytes):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--videos", type=int, default=1_000_000)
+    parser.add_argument("--quick", dest="videos", action="store_const", const=10_000, help="10k")
     parser.add_argument("--workdir", default="/tmp/hf_lvf_bench_parse")
     args = parser.parse_args()
     data = _metadata(Path(args.workdir) / f"{args.videos}.json", args.videos)

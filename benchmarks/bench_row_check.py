@@ -9,6 +9,7 @@ decode of the same frames, which the read precedes. The two reads alternate, bat
 by batch, so the ratio holds on a noisy machine.
 
     python benchmarks/bench_row_check.py            # ~40 s on 2 cores
+    python benchmarks/bench_row_check.py --quick    # seconds: 3 videos x 40 frames, 64x64, 20 reads
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ BATCH = 16
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--rounds", type=int, help="reads (default: 20 with --quick, else 200)")
+    parser.add_argument("--quick", action="store_true", help="a tiny root, 20 reads")
     args = parser.parse_args()
+    args.rounds = args.rounds or (20 if args.quick else 200)
+    videos, frames, side = (3, 40, 64) if args.quick else (12, 150, 224)
     with tempfile.TemporaryDirectory() as tmp:
         root = write_synthetic_root(
-            Path(tmp) / "root", num_videos=12, num_frames=150, frame_size=(224, 224)
+            Path(tmp) / "root", num_videos=videos, num_frames=frames, frame_size=(side, side)
         )
         windows = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=4)
-        reader = windows._reader
+        reader = windows._frames.reader  # the FrameReader: a checked read
         dataset = reader.dataset
         rng = np.random.default_rng(0)
         unchecked, checked, decoded = [], [], []
@@ -58,13 +62,13 @@ def main() -> None:
                 else:
                     blobs = reader.read(rows)
                     checked.append(time.perf_counter() - started)
-            out = np.empty((len(rows), 224, 224, 3), np.uint8)
+            out = np.empty((len(rows), side, side, 3), np.uint8)
             started = time.perf_counter()
             start_decoding(
                 blobs,
                 out,
                 np.arange(len(rows)),
-                expected_sizes=np.full((len(rows), 2), 224),
+                expected_sizes=np.full((len(rows), 2), side),
                 describe=str,
                 threads=default_decode_threads(),
             ).wait()
@@ -75,7 +79,7 @@ def main() -> None:
     }
     extra = ms["checked"] - ms["unchecked"]
     print(
-        f"224x224, {BATCH} random windows of {WINDOW_LENGTH} frames per read "
+        f"{side}x{side}, {BATCH} random windows of {WINDOW_LENGTH} frames per read "
         f"(~{len(rows)} rows), median of {args.rounds} reads"
     )
     print("| step | ms per read |")

@@ -8,7 +8,7 @@ windows/s reading the local folder, measured in the same process, passes alterna
 between the two; the median of the rounds.
 
     python benchmarks/bench_s3.py            # 12 videos x 200 frames, 224x224 (~4 min)
-    python benchmarks/bench_s3.py --quick    # 4 videos x 100 frames, one round
+    python benchmarks/bench_s3.py --quick    # seconds: 2 videos x 48 frames, 64x64, at 50 ms
 
 Columns (window_length 16, hop 4):
 
@@ -144,13 +144,14 @@ def child(args: argparse.Namespace) -> None:
 
         return run
 
+    remote_loader = dataloader(remote)  # its workers started once, for both measurements
     cases = {
         "sequential": (sequential(remote), sequential(local_view)),
         "shuffled": (shuffled(remote), shuffled(local_view)),
         "iter random": (random_order(remote), random_order(local_view)),
         "take x16": (random_take(remote), random_take(local_view)),
         "streaming": (streaming(uri, storage_options=options), streaming(str(args.local))),
-        "DataLoader": (dataloader(remote), dataloader(local_view)),
+        "DataLoader": (remote_loader, dataloader(local_view)),
     }
     for name, (s3_run, local_run) in cases.items():
         s3_run(2 * BATCH)  # warm up: worker processes, pools, connections
@@ -167,7 +168,7 @@ def child(args: argparse.Namespace) -> None:
         "sequential": sequential(remote),
         "iter random": random_order(remote),
         "take x16": random_take(remote),
-        "DataLoader": dataloader(remote),
+        "DataLoader": remote_loader,
     }
     for name, run in per_window.items():
         run(2 * BATCH)  # a DataLoader's workers read ahead past the last pass's end
@@ -203,7 +204,9 @@ def _run_child(args: argparse.Namespace, root: Path, latency: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--latencies", default="0,50", help="ms added per request")
+    parser.add_argument(
+        "--latencies", help="ms added per request (default: 50 with --quick, else 0,50)"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--local", help=argparse.SUPPRESS)
     parser.add_argument("--windows", type=int, default=None, help="windows per measurement")
@@ -212,21 +215,22 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    args.windows = args.windows or (128 if args.quick else 320)
+    args.windows = args.windows or (32 if args.quick else 320)
     args.rounds = args.rounds or (1 if args.quick else 3)
+    args.latencies = args.latencies or ("50" if args.quick else "0,50")
     from hf_lvf.write.synthetic import write_synthetic_root
 
     with tempfile.TemporaryDirectory(prefix="bench_s3-") as name:
-        videos, frames = (4, 100) if args.quick else (12, 200)
+        videos, frames, side = (2, 48, 64) if args.quick else (12, 200, 224)
         root = write_synthetic_root(
-            Path(name) / "root", num_videos=videos, num_frames=frames, frame_size=(224, 224)
+            Path(name) / "root", num_videos=videos, num_frames=frames, frame_size=(side, side)
         )
         latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
         rows = [(ms, _run_child(args, root, ms)) for ms in latencies]
 
     cases = ["sequential", "shuffled", "iter random", "take x16", "streaming", "DataLoader"]
     print(
-        f"\n{videos} videos x {frames} frames, 224x224, window 16, hop 4; {args.windows} "
+        f"\n{videos} videos x {frames} frames, {side}x{side}, window 16, hop 4; {args.windows} "
         f"windows per pass, median of {args.rounds} rounds; ratio s3:// / local\n"
     )
     per_window = ["sequential", "iter random", "take x16", "DataLoader"]

@@ -31,7 +31,8 @@ fine grain, panning 2-3 pixels per frame): ~115 KB per WebP frame and 10-13 ms p
 libwebp decode, like real HD footage, where the smooth test clips decode 2x faster.
 
     python benchmarks/bench_windows.py            # everything (~12 min on 2 cores)
-    python benchmarks/bench_windows.py --quick    # 224x224 only, shorter runs
+    python benchmarks/bench_windows.py --quick    # seconds: every 224x224 table, on 64x64
+                                                  # frames of 2 short videos, one round each
 
 Further tables: a 720x1280 H.264 clip converted to a root, read by hf_lvf against
 the decode limit and against PyAV decoding the MP4; a sequential pass read by a
@@ -79,10 +80,13 @@ def textured_frames(num_frames: int, height: int, width: int, *, seed: int) -> I
         yield np.ascontiguousarray(texture[2 * t : 2 * t + height, 3 * t : 3 * t + width])
 
 
-def make_root(tmp: Path, height: int, width: int) -> Path:
+def make_root(tmp: Path, height: int, width: int, *, videos: int = 4, frames: int = 300) -> Path:
     if height <= 256:
         return write_synthetic_root(
-            tmp / f"root_{height}x{width}", num_videos=4, num_frames=300, frame_size=(height, width)
+            tmp / f"root_{height}x{width}",
+            num_videos=videos,
+            num_frames=frames,
+            frame_size=(height, width),
         )
     videos = (
         (f"pan_{i}", textured_frames(100, height, width, seed=i), {"label": i}) for i in range(3)
@@ -387,9 +391,9 @@ def bench_overlap(root: Path, *, passes: int) -> list[dict]:
     return rows
 
 
-def print_overlap(rows: list[dict]) -> None:
+def print_overlap(rows: list[dict], size: str = "224x224") -> None:
     print(
-        f"\nsequential pass, 224x224, window_length={WINDOW_LENGTH}, with a step of work after "
+        f"\nsequential pass, {size}, window_length={WINDOW_LENGTH}, with a step of work after "
         "every 8 windows (GIL released):\n"
     )
     print(
@@ -550,9 +554,9 @@ def bench_front_ends(root: Path, tmp: Path, *, rounds: int, hop: int = 4) -> lis
     ]
 
 
-def print_front_ends(rows: list[dict]) -> None:
+def print_front_ends(rows: list[dict], size: str = "224x224") -> None:
     print(
-        f"\ndatasets front ends, 224x224, window_length={WINDOW_LENGTH}, hop 4, "
+        f"\ndatasets front ends, {size}, window_length={WINDOW_LENGTH}, hop 4, "
         f"{rows[0]['windows']} windows per round, sequential order:\n"
     )
     print("| front end | win/s (median) | ratio to core (median, min-max) |")
@@ -564,18 +568,23 @@ def print_front_ends(rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="224x224 only, shorter runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="the 224x224 tables on a tiny 64x64 root, 1 round"
+    )
     parser.add_argument(
         "--only",
         choices=["core", "mp4", "overlap", "memory", "map", "front"],
         help="run one table only",
     )
     args = parser.parse_args()
+    # --quick: the small root's tables, on 2 videos of 64 frames of 64x64, one round each.
+    side, root_size = (64, {"videos": 2, "frames": 64}) if args.quick else (224, {})
+    size = f"{side}x{side}"
     with tempfile.TemporaryDirectory(prefix="hf_lvf_bench_") as tmp_name:
         tmp = Path(tmp_name)
-        small = make_root(tmp, 224, 224)
+        small = make_root(tmp, side, side, **root_size)
         if args.only in (None, "core"):
-            windows = 256 if args.quick else 1024
+            windows = 64 if args.quick else 1024
             rows = bench_size(small, random_batch=32, min_windows=windows, reference_every=1)
             if not args.quick:
                 big = make_root(tmp, 720, 1280)
@@ -584,16 +593,16 @@ def main() -> None:
         if args.only in (None, "mp4") and not args.quick:
             print_mp4(bench_mp4(tmp, frames=120, rounds=3))
         if args.only in (None, "overlap"):
-            print_overlap(bench_overlap(small, passes=2 if args.quick else 5))
+            print_overlap(bench_overlap(small, passes=1 if args.quick else 5), size)
         if args.only in (None, "memory"):
-            print("\npeak traced memory of a sequential pass (224x224, hop 1) by windows read:")
+            print(f"\npeak traced memory of a sequential pass ({size}, hop 1) by windows read:")
             for n, mb in memory_flatness(small, hop=1):
                 print(f"  {n:5d} windows: {mb:.1f} MB")
         if args.only in (None, "map"):
-            rows = bench_map_style(small, tmp, batches=20 if args.quick else 60)
-            print_map_style(rows, "224x224")
+            rows = bench_map_style(small, tmp, batches=4 if args.quick else 60)
+            print_map_style(rows, size)
         if args.only in (None, "front"):
-            print_front_ends(bench_front_ends(small, tmp, rounds=3 if args.quick else 5))
+            print_front_ends(bench_front_ends(small, tmp, rounds=1 if args.quick else 5), size)
 
 
 if __name__ == "__main__":
