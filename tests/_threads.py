@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import threading
-import time
+
+# Long enough that only a hang reaches it, on a machine however loaded: a fetch dropped by a
+# closed read ends with its own read (a few ms locally, a request or two remotely).
+HANG_S = 120.0
 
 
 def fetch_threads() -> list[threading.Thread]:
@@ -11,9 +14,19 @@ def fetch_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith(("hf_lvf-fetch", "hf_lvf-read"))]
 
 
-def no_fetch_threads_after(seconds: float) -> bool:
-    """Whether every fetch and read thread has ended within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while fetch_threads() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not fetch_threads()
+def fetch_threads_end(timeout: float = HANG_S) -> bool:
+    """Whether every fetch and read thread alive now ends, and none starts after them.
+
+    Joins each one (the read that stopped must not start new ones: a suspended or closed
+    generator runs no code), so the answer does not depend on the machine's speed: only a
+    thread that never ends, or a read that goes on fetching, makes it False.
+    """
+    for _ in range(100):  # a read that went on fetching would start threads without end
+        alive = fetch_threads()
+        if not alive:
+            return True
+        for thread in alive:
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+    return False

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 from _roots import assert_same_values, hf_root
-from _threads import no_fetch_threads_after
+from _threads import fetch_threads_end
 
 import hf_lvf
 from hf_lvf import ClipSampler, FetchAhead, VideoWindows
@@ -62,7 +62,7 @@ def test_takes_in_the_expected_order_are_fetched_ahead(root, batch):
     assert set(threads[1:]) == {"hf_lvf-fetch"} and 1 < len(threads) <= len(batches)
     assert w._ordered.served == len(batches)
     assert w._ordered._pass is None  # the order's end ends the read-ahead
-    assert no_fetch_threads_after(5.0)
+    assert fetch_threads_end()
 
 
 def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
@@ -77,7 +77,7 @@ def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
     assert w._ordered.served == 4
     w.expect_order(None)
     _assert_same(w.take(order[:4]), plain.take(order[:4]))
-    assert w._ordered.served == 4 and no_fetch_threads_after(5.0)
+    assert w._ordered.served == 4 and fetch_threads_end()
 
 
 def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
@@ -113,7 +113,7 @@ def test_a_fetch_that_fails_raises_in_the_take_that_needs_it(root):
     assert [s["sample_idx"] for s in w.take(order[4:8])] == order[4:8].tolist()
     with pytest.raises(OSError, match=r"the store is gone \(rows"):
         w.take(order[8:12])
-    assert no_fetch_threads_after(5.0)
+    assert fetch_threads_end()
 
 
 def _ids(batch: list[dict]) -> tuple[list[int], int]:
@@ -248,4 +248,4 @@ def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root
     message = str(info.value)
     assert "hf://datasets/org/ordered" in message and sha in message
     assert "Lance rows" in message and "503" in message
-    assert no_fetch_threads_after(5.0)
+    assert fetch_threads_end()

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 from _roots import assert_same_values, foreign_videos, hf_root, write_foreign_root
+from _threads import fetch_threads_end
 
 from hf_lvf import FetchAhead, FrameDecodeError, VideoWindows
 from hf_lvf.frames import FrameReader
@@ -24,19 +25,8 @@ def root(tmp_path_factory):
     return hf_root(tmp_path_factory.mktemp("read-ahead") / "root", lengths=(30, 3, 41, 25))
 
 
-def _fetch_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("hf_lvf-fetch")]
-
-
 def _hf_lvf_threads() -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t.name.startswith("hf_lvf"))
-
-
-def _wait_for_no_fetch_threads(timeout_s: float = 5.0) -> list[threading.Thread]:
-    deadline = time.monotonic() + timeout_s
-    while _fetch_threads() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return _fetch_threads()
 
 
 def _assert_same(got: list[dict], want: list[dict]) -> None:
@@ -59,7 +49,7 @@ def test_read_ahead_yields_the_samples_of_take(root, read_ahead, order):
         indices = np.random.default_rng(3).permutation(len(w))
     got = list(w.iter_samples(indices, batch_size=5))
     _assert_same(got, VideoWindows(root, **PARAMS).take(indices))
-    assert not _wait_for_no_fetch_threads()
+    assert fetch_threads_end()
 
 
 def test_read_ahead_is_bounded_by_depth_and_bytes(root):
@@ -108,15 +98,17 @@ def test_a_read_takes_what_was_fetched_ahead_and_reads_the_rest(root):
 def test_break_and_close_leave_no_thread(root, monkeypatch):
     w = VideoWindows(root, fetch_ahead=FetchAhead(depth=3), **PARAMS)
     list(w.iter_samples(batch_size=2))  # the decode pool and lance exist from here on
-    assert not _wait_for_no_fetch_threads()
+    assert fetch_threads_end()
     before = _hf_lvf_threads()  # (other tests' servers may end threads of their own meanwhile)
     # Fetches of a local root end in a blink and each has a thread of its own: slowed down
-    # (as a remote store is), some are still under way when the loop looks.
+    # (as a remote store is), some are likely still under way when the loop breaks.
     reader = w._frames.reader
     read_now = reader._read_now
+    started_ahead = []
 
     def slow_fetch(rows):
         if threading.current_thread().name.startswith("hf_lvf-fetch"):
+            started_ahead.append(len(rows))
             time.sleep(0.3)
         return read_now(rows)
 
@@ -124,14 +116,14 @@ def test_break_and_close_leave_no_thread(root, monkeypatch):
 
     for k, _ in enumerate(w.iter_samples(batch_size=2)):
         if k == 3:
-            assert _fetch_threads()  # reading ahead while this batch is used
+            assert started_ahead  # reading ahead while this batch is used
             break
-    assert not _wait_for_no_fetch_threads(1.0)
+    assert fetch_threads_end()
 
     samples = w.iter_samples(batch_size=2)
     next(samples)
     samples.close()
-    assert not _wait_for_no_fetch_threads(1.0)
+    assert fetch_threads_end()
     assert _hf_lvf_threads() == before
 
 
@@ -144,7 +136,7 @@ def test_an_error_mid_pass_stops_the_read_ahead(tmp_path):
         for sample in w.iter_samples(batch_size=2):
             seen.append(sample["sample_idx"])
     assert seen == list(range(len(seen)))  # the windows before the bad frame's read, in order
-    assert not _wait_for_no_fetch_threads(1.0)
+    assert fetch_threads_end()
 
 
 def test_read_ahead_options_are_checked(root):
@@ -179,7 +171,7 @@ def test_breaking_out_of_a_streaming_load_leaves_no_thread(root):
     for k, _ in enumerate(ds):
         if k == 9:
             break
-    assert not _wait_for_no_fetch_threads(1.0)
+    assert fetch_threads_end()
 
 
 def test_fetches_take_several_small_batches_but_never_the_one_needed_next(root):

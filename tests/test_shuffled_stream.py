@@ -17,7 +17,7 @@ import datasets
 import numpy as np
 import pytest
 from _roots import hf_root
-from _threads import fetch_threads, no_fetch_threads_after
+from _threads import fetch_threads, fetch_threads_end
 
 from hf_lvf import FetchAhead, VideoWindows
 from hf_lvf.frames import FrameReader, ahead
@@ -74,7 +74,7 @@ def test_a_shuffled_stream_reads_its_order_ahead_and_yields_that_order(root, rea
         order = [s["sample_idx"] for s in got]
         assert sorted(order) == list(range(len(w))) and order != sorted(order)
         _assert_same(got, w.take(order))
-    assert no_fetch_threads_after(5.0)  # the epoch's end stops the read-ahead
+    assert fetch_threads_end()  # the epoch's end stops the read-ahead
 
 
 def test_the_stream_reads_ahead_within_the_views_fetch_ahead(root, monkeypatch):
@@ -108,7 +108,7 @@ def test_breaking_out_of_a_shuffled_stream_stops_its_read_ahead(root, monkeypatc
         if k == 3:
             assert fetch_threads()
             break
-    assert no_fetch_threads_after(2.0)
+    assert fetch_threads_end()
 
 
 def test_a_script_that_reads_a_few_shuffled_windows_exits_cleanly(root, tmp_path):
@@ -159,7 +159,7 @@ def test_a_streaming_shuffle_over_the_hub_reads_its_shard_order_ahead(hub, root,
         want = list(local.shuffle(seed=seed, buffer_size=6))
         _assert_same(got, want)  # the order datasets draws; only where the frames came from
         assert sorted(s["sample_idx"] for s in got) == list(range(len(got)))
-    assert no_fetch_threads_after(5.0)
+    assert fetch_threads_end()
 
 
 def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
