@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._moved import install as _install_moved
 from ._registration import set_up as _set_up
 from ._version import __version__
 from .errors import (
@@ -154,5 +153,4 @@ __all__ = [
     "write_frames",
 ]
 
-_install_moved()  # old module paths (pickles made before the packages by layer)
 _set_up()  # load_dataset("hf_lvf", ...), to_iterable_dataset (see _registration)

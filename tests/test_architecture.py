@@ -30,7 +30,7 @@ LAYERS = (
     ("card",),  # dataset cards
     ("publish",),  # pushing to the Hub
     ("cli",),  # hf-lvf
-    ("__init__", "_moved", "_registration"),  # the public API; old paths; load_dataset
+    ("__init__", "_registration"),  # the public API; load_dataset
 )
 MAX_TOP_LEVEL_MODULES = 10  # beside __init__, _version and the packages
 # Where each outside system may be imported (top-level package name -> modules).
@@ -206,18 +206,14 @@ def test_every_package_says_its_concept():
         assert doc and len(doc.split()) >= 12, f"{init.relative_to(PACKAGE)} has no docstring"
 
 
-def test_old_module_paths_still_import():
-    # Pickles made before the packages by layer name these paths (tests/test_compat.py).
+def test_old_module_paths_are_gone():
+    # Nothing was released under the paths from before the packages by layer: a pickle that
+    # names one is refused by the import system, naming the module (tests/test_compat.py).
     import importlib
 
-    import hf_lvf
-    from hf_lvf._moved import MOVED
+    import pytest
 
-    api = {name: getattr(hf_lvf, name) for name in hf_lvf.__all__}
-    for old, new in MOVED.items():
-        assert not (PACKAGE / (old.split(".", 1)[1] + ".py")).exists(), old
-        moved, home = importlib.import_module(old), importlib.import_module(new)
-        public = [n for n in vars(home) if not n.startswith("__")]
-        assert public and all(getattr(moved, n) is getattr(home, n) for n in public), old
-    # Importing an old path sets hf_lvf.<leaf>: never over a public name.
-    assert {name: getattr(hf_lvf, name) for name in hf_lvf.__all__} == api
+    for old in ("hf_lvf.windows", "hf_lvf._feature", "hf_lvf.sizes"):
+        with pytest.raises(ModuleNotFoundError, match=old):
+            importlib.import_module(old)
+    assert not (PACKAGE / "_moved.py").exists()

@@ -2,7 +2,9 @@
 
 The files in ``tests/data/before_layers`` were made by the code of commit 8f3ca4e (see
 ``make.py`` there); their pickles name the old module paths (``hf_lvf.windows``,
-``hf_lvf._feature``, ``hf_lvf.sizes``, ...), which ``hf_lvf._moved`` keeps importable.
+``hf_lvf._feature``, ``hf_lvf.sizes``, ...). Nothing was released under those paths, and
+no shim keeps them: such a pickle is refused, naming the module, and the root is opened
+again. A dataset saved then still loads, since ``save_to_disk`` stores its features as JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import datasets
 import numpy as np
+import pytest
 
 import hf_lvf
 
@@ -46,7 +49,7 @@ sys.stdout.buffer.write(pickle.dumps(view))
 """
 
 
-def test_a_view_pickled_by_main_before_the_move_reads(tmp_path):
+def test_a_view_pickled_before_the_move_is_refused_by_name(tmp_path):
     # The code of that commit, from this checkout's history, pickles a view; today's reads it.
     old = tmp_path / "old"
     old.mkdir()
@@ -66,23 +69,20 @@ def test_a_view_pickled_by_main_before_the_move_reads(tmp_path):
         cwd=tmp_path,  # not the checkout: `-c` puts the working directory first on the path
     ).stdout
     assert {"hf_lvf.windows", "hf_lvf.sizes"} <= _old_modules(data)
-    view = pickle.loads(data)
-    fresh = hf_lvf.VideoWindows(root, window_length=4, hop_size=2)
-    assert type(view) is hf_lvf.VideoWindows
-    assert len(view) == len(fresh) == 6
-    for i in range(len(fresh)):
-        assert np.array_equal(view[i]["video"], fresh[i]["video"])
-        np.testing.assert_array_equal(view[i]["frame_indices"], fresh[i]["frame_indices"])
+    with pytest.raises(ModuleNotFoundError, match=r"hf_lvf\.(windows|sizes)"):
+        pickle.loads(data)
+    fresh = hf_lvf.VideoWindows(root, window_length=4, hop_size=2)  # the root, opened again
+    assert len(fresh) == 6
 
 
-def test_features_and_a_saved_dataset_from_before_the_move_read(tmp_path):
+def test_a_dataset_saved_before_the_move_reads(tmp_path):
     assert "hf_lvf._feature" in _old_modules((DATA / "features.pkl").read_bytes())
-    features = pickle.loads((DATA / "features.pkl").read_bytes())
-    assert isinstance(features["video"], hf_lvf.WindowVideo)
+    with pytest.raises(ModuleNotFoundError, match=r"hf_lvf\._feature"):
+        pickle.loads((DATA / "features.pkl").read_bytes())
     shutil.copytree(DATA / "root", tmp_path / "root")
     shutil.copytree(DATA / "saved", tmp_path / "saved")
     ds = datasets.load_from_disk(str(tmp_path / "saved"))
-    assert ds.features == features
+    assert isinstance(ds.features["video"], hf_lvf.WindowVideo)
     ds = hf_lvf.relocate_roots(ds, {SAVED_ROOT: tmp_path / "root"})
     fresh = hf_lvf.VideoWindows(tmp_path / "root", window_length=4, hop_size=2)
     assert len(ds) == len(fresh) == 6
