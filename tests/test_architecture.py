@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hf_lvf"
-MAX_LINES = 420  # "~400": one concept a module
+LONG_MODULE = 800  # lines: a module this long is pointed out, never refused
 
 # Bottom to top, by package: the folders of hf_lvf/ are the layers. A module may import
 # modules of its own layer or below, never above (deferred imports too).
@@ -182,13 +182,19 @@ def test_outside_systems_stay_in_their_module():
     assert not wrong, "outside systems used outside their module:\n" + "\n".join(wrong)
 
 
-def test_modules_hold_one_concept():
+def test_long_modules_are_pointed_out():
+    # A module holds one concept, however long: split by concept, never by length. A line
+    # cap split classes into mixins over two files; a very long module is only pointed out,
+    # as a warning in the test report, for a reader to judge.
+    import warnings
+
     long = {
         _module_name(p): n
         for p in PACKAGE.rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > MAX_LINES
+        if (n := len(p.read_text().splitlines())) > LONG_MODULE
     }
-    assert not long, f"modules longer than {MAX_LINES} lines: {long}"
+    if long:
+        warnings.warn(f"modules longer than {LONG_MODULE} lines: {long}", stacklevel=1)
 
 
 def test_the_top_level_shows_the_layers():
