@@ -134,3 +134,25 @@ def test_first_open_peak_memory_is_bounded(big_root, tmp_path):
     bound = PEAK_PER_MILLION * VIDEOS / 1e6 + PEAK_FIXED
     assert opened["windows"] == 3 * VIDEOS
     assert opened["peak"] <= bound, f"peak +{opened['peak'] / 1e6:.0f} MB > {bound / 1e6:.0f} MB"
+
+
+def test_entries_cut_where_a_string_holds_the_separator(monkeypatch):
+    """The list is decoded in pieces cut where ``}, {`` follows a point; a cut inside a string
+    or a nested value makes a piece that is no JSON list, and the list is then split entry by
+    entry: the table is the same either way."""
+    from hf_lvf.layout import parse
+
+    videos = [
+        {"T": 2, "H": 4, "W": 4, "start_row": 2 * i, "path": f"a}}, {{b{i}", "metadata": {"x": i}}
+        for i in range(50)
+    ]
+    videos[7]["metadata"] = {"x": 1.5, "note": "}, {"}
+    text = json.dumps({"layout": "lance-video-frames", "videos": videos}).encode()
+    whole = parse.parse_metadata(text, where="whole")
+    monkeypatch.setattr(parse, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(parse, "_CHUNK", 3)
+    cut = parse.parse_metadata(text, where="cut")
+    assert cut[0].equals(whole[0]) and cut[2] == whole[2]
+    assert cut[0].column("path").to_pylist() == [v["path"] for v in videos]
+    assert cut[0].column("metadata.x").to_pylist()[6:9] == [6.0, 1.5, 8.0]
+    assert cut[0].column("metadata.note").to_pylist()[7] == "}, {"

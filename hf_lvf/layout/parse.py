@@ -146,42 +146,71 @@ class _Lenient(Exception):
 
 # Entries decoded into records at a time: the records of a chunk are gone before the next is
 # decoded, so the peak holds one chunk's records (~40 MB), not a million (~500 MB).
-_CHUNK = 1 << 16
+_CHUNK = 1 << 16  # entries, where the list is split entry by entry
 
 
 def _typed_columns(raw_videos: msgspec.Raw | None) -> tuple[pa.Table, dict[str, FieldKinds]] | None:
     """The columns of the ``videos`` list by the fast path, chunk by chunk (``None``: it is no
     non-empty list, for the lenient path to say so)."""
-    if raw_videos is None:
+    if raw_videos is None or not bytes(memoryview(raw_videos)[:64]).lstrip().startswith(b"["):
         return None
-    raws = msgspec.json.decode(raw_videos, type=list[msgspec.Raw] | None)
-    if not raws:
-        return None
-    n = len(raws)
-    ints = {name: np.empty(n, np.int64) for name in ("id", "T", "H", "W", "start_row")}
+    try:
+        return _columns_of(_split(memoryview(raw_videos)))
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError:  # a split fell inside an entry: split at each entry instead
+        raws = msgspec.json.decode(raw_videos, type=list[msgspec.Raw] | None)
+        chunks = (b",".join(raws[lo : lo + _CHUNK]) for lo in range(0, len(raws or ()), _CHUNK))
+        return _columns_of(chunks)
+
+
+# Where one entry of the list ends and the next starts, as JSON writers write it.
+_BETWEEN = re.compile(rb"\}\s*,\s*\{")
+_CHUNK_BYTES = 10 << 20
+
+
+def _split(text: memoryview):
+    """The ``videos`` list's text (a valid JSON array) as pieces of about ``_CHUNK_BYTES``,
+    each a run of whole entries, cut where ``}, {`` follows a point: such a cut inside an
+    entry or a string leaves a piece that is no valid JSON list, which the decode refuses
+    (and :func:`_typed_columns` then splits entry by entry)."""
+    start = bytes(text[:64]).index(b"[") + 1
+    end = len(text) - bytes(text[-64:])[::-1].index(b"]") - 1
+    while start < end:
+        found = _BETWEEN.search(text, min(start + _CHUNK_BYTES, end), end)
+        if found is None:
+            yield text[start:end]
+            return
+        yield text[start : found.start() + 1]
+        start = found.end() - 1
+
+
+def _columns_of(chunks) -> tuple[pa.Table, dict[str, FieldKinds]] | None:
+    """The columns of the entries of ``chunks`` (each a run of entries, comma-separated)."""
+    ints: dict[str, list[np.ndarray]] = {n: [] for n in ("id", "T", "H", "W", "start_row")}
     strings: dict[str, list[pa.Array]] = {name: [] for name in ("path", "key", "checksum")}
     fps: list[pa.Array] = []
     fields = _FieldChunks()
-    for lo in range(0, n, _CHUNK):
-        chunk = raws[lo : lo + _CHUNK]
-        entries = msgspec.json.decode(b"[" + b",".join(chunk) + b"]", type=list[_Entry])
+    lo = 0
+    for chunk in chunks:
+        entries = msgspec.json.decode(b"[" + chunk + b"]", type=list[_Entry])
         m = len(entries)
         del chunk
         for name in ("T", "H", "W", "start_row"):
-            ints[name][lo : lo + m] = np.fromiter(
-                map(operator.attrgetter(name), entries), np.int64, m
-            )
+            ints[name].append(np.fromiter(map(operator.attrgetter(name), entries), np.int64, m))
         ids = list(map(operator.attrgetter("id"), entries))
         if None in ids:  # optional: other tools may leave it out; the position stands in
             ids = [lo + i if v is None else v for i, v in enumerate(ids)]
-        ints["id"][lo : lo + m] = np.fromiter(ids, np.int64, m)
+        ints["id"].append(np.fromiter(ids, np.int64, m))
         for name, parts in strings.items():
             parts.append(array_of(list(map(operator.attrgetter(name), entries)), pa.string()))
         fps.append(array_of(list(map(operator.attrgetter("fps"), entries)), pa.float64()))
         fields.add([e.metadata or {} for e in entries])
+        lo += m
         del entries
-    del raws
-    columns = {name: ints_array(values) for name, values in ints.items()}
+    if not lo:
+        return None
+    columns = {name: ints_array(np.concatenate(parts)) for name, parts in ints.items()}
     columns |= {name: pa.concat_arrays(parts) for name, parts in strings.items()}
     columns["fps"] = pa.concat_arrays(fps)
     field_arrays, kinds = fields.columns()

@@ -75,6 +75,8 @@ def array_of(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
     n = len(values)
     bitmap = None
     if None in values:
+        if values.count(None) == n:  # a field no entry holds (often ``fps``, ``checksum``)
+            return pa.nulls(n, kind)
         bitmap = _validity(np.fromiter(map(_not_none, values), bool, n))
     if pa.types.is_string(kind):
         plain = values if bitmap is None else ["" if v is None else v for v in values]
