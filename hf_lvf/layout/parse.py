@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from ..errors import LayoutError
 from ..plan.sizes import WEBP_MAX_SIDE
-from .table import FIELD_PREFIX, FieldKinds, VideoInfo
+from .table import FIELD_PREFIX, FieldKinds, VideoInfo, array_of, ints_array, numpy_of
 
 LAYOUT_NAME = "lance-video-frames"
 _REQUIRED_VIDEO_FIELDS = ("T", "H", "W", "start_row", "path")
@@ -77,10 +77,9 @@ def parse_metadata(data: bytes | str, *, where: str) -> Columns:
         )
     raw_videos = top.get("videos")
     collecting = gc.isenabled()
-    gc.disable()  # a million new dicts (metadata) would set off collections that find nothing
+    gc.disable()  # a million new objects would set off collections that find nothing
     try:
-        entries = msgspec.json.decode(raw_videos or b"null", type=list[_Entry])
-        columns = _columns(entries) if entries else None
+        columns = _typed_columns(raw_videos)
     except (msgspec.ValidationError, _Lenient):
         columns = None
     finally:
@@ -88,7 +87,7 @@ def parse_metadata(data: bytes | str, *, where: str) -> Columns:
             gc.enable()
     if columns is None:
         columns = _lenient_columns(raw_videos, where)
-    entries = top = raw_videos = None  # the decoded records go before the memory is returned
+    top = raw_videos = None
     _return_freed_memory()
     table, kinds = columns
     _check_row_ranges(table, where)
@@ -145,21 +144,110 @@ class _Lenient(Exception):
     """The typed entries need the lenient path (for its exact message, or its leniency)."""
 
 
-def _columns(entries: list[_Entry]) -> tuple[pa.Table, dict[str, FieldKinds]]:
-    n = len(entries)
+# Entries decoded into records at a time: the records of a chunk are gone before the next is
+# decoded, so the peak holds one chunk's records (~40 MB), not a million (~500 MB).
+_CHUNK = 1 << 16  # entries, where the list is split entry by entry
 
-    def ints(name: str) -> np.ndarray:
-        return np.fromiter(map(operator.attrgetter(name), entries), np.int64, n)
 
-    ids = list(map(operator.attrgetter("id"), entries))
-    if None in ids:  # optional: other tools may leave it out; the position stands in
-        ids = [i if v is None else v for i, v in enumerate(ids)]
-    metadata = [m or {} for m in map(operator.attrgetter("metadata"), entries)]
-    fields, kinds = _field_columns(metadata, n)
-    columns = {"id": ids, **{name: ints(name) for name in ("T", "H", "W", "start_row")}}
-    for name in ("path", "key", "checksum", "fps"):
-        columns[name] = list(map(operator.attrgetter(name), entries))
-    return _table(columns, fields), kinds
+def _typed_columns(raw_videos: msgspec.Raw | None) -> tuple[pa.Table, dict[str, FieldKinds]] | None:
+    """The columns of the ``videos`` list by the fast path, chunk by chunk (``None``: it is no
+    non-empty list, for the lenient path to say so)."""
+    if raw_videos is None or not bytes(memoryview(raw_videos)[:64]).lstrip().startswith(b"["):
+        return None
+    try:
+        return _columns_of(_split(memoryview(raw_videos)))
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError:  # a split fell inside an entry: split at each entry instead
+        raws = msgspec.json.decode(raw_videos, type=list[msgspec.Raw] | None)
+        chunks = (b",".join(raws[lo : lo + _CHUNK]) for lo in range(0, len(raws or ()), _CHUNK))
+        return _columns_of(chunks)
+
+
+# Where one entry of the list ends and the next starts, as JSON writers write it.
+_BETWEEN = re.compile(rb"\}\s*,\s*\{")
+_CHUNK_BYTES = 10 << 20
+
+
+def _split(text: memoryview):
+    """The ``videos`` list's text (a valid JSON array) as pieces of about ``_CHUNK_BYTES``,
+    each a run of whole entries, cut where ``}, {`` follows a point: such a cut inside an
+    entry or a string leaves a piece that is no valid JSON list, which the decode refuses
+    (and :func:`_typed_columns` then splits entry by entry)."""
+    start = bytes(text[:64]).index(b"[") + 1
+    end = len(text) - bytes(text[-64:])[::-1].index(b"]") - 1
+    while start < end:
+        found = _BETWEEN.search(text, min(start + _CHUNK_BYTES, end), end)
+        if found is None:
+            yield text[start:end]
+            return
+        yield text[start : found.start() + 1]
+        start = found.end() - 1
+
+
+def _columns_of(chunks) -> tuple[pa.Table, dict[str, FieldKinds]] | None:
+    """The columns of the entries of ``chunks`` (each a run of entries, comma-separated)."""
+    ints: dict[str, list[np.ndarray]] = {n: [] for n in ("id", "T", "H", "W", "start_row")}
+    strings: dict[str, list[pa.Array]] = {name: [] for name in ("path", "key", "checksum")}
+    fps: list[pa.Array] = []
+    fields = _FieldChunks()
+    lo = 0
+    for chunk in chunks:
+        entries = msgspec.json.decode(b"[" + chunk + b"]", type=list[_Entry])
+        m = len(entries)
+        del chunk
+        for name in ("T", "H", "W", "start_row"):
+            ints[name].append(np.fromiter(map(operator.attrgetter(name), entries), np.int64, m))
+        ids = list(map(operator.attrgetter("id"), entries))
+        if None in ids:  # optional: other tools may leave it out; the position stands in
+            ids = [lo + i if v is None else v for i, v in enumerate(ids)]
+        ints["id"].append(np.fromiter(ids, np.int64, m))
+        for name, parts in strings.items():
+            parts.append(array_of(list(map(operator.attrgetter(name), entries)), pa.string()))
+        fps.append(array_of(list(map(operator.attrgetter("fps"), entries)), pa.float64()))
+        fields.add([e.metadata or {} for e in entries])
+        lo += m
+        del entries
+    if not lo:
+        return None
+    columns = {name: ints_array(np.concatenate(parts)) for name, parts in ints.items()}
+    columns |= {name: pa.concat_arrays(parts) for name, parts in strings.items()}
+    columns["fps"] = pa.concat_arrays(fps)
+    field_arrays, kinds = fields.columns()
+    return _table(columns, field_arrays), kinds
+
+
+class _FieldChunks:
+    """The metadata fields of the entries, a chunk at a time: typed arrays per chunk, cast to
+    the field's type over all chunks at the end."""
+
+    def __init__(self) -> None:
+        self._sizes: list[int] = []
+        self._arrays: dict[str, list[tuple[int, pa.Array | None]]] = {}
+        self._kinds: dict[str, FieldKinds] = {}
+
+    def add(self, metadata: list[Mapping[str, Any]]) -> None:
+        k = len(self._sizes)
+        self._sizes.append(len(metadata))
+        arrays, kinds = _field_columns(metadata, len(metadata))
+        for name, kind in kinds.items():
+            known = self._kinds.get(name)
+            self._kinds[name] = kind if known is None else known | kind
+            self._arrays.setdefault(name, []).append((k, arrays.get(FIELD_PREFIX + name)))
+
+    def columns(self) -> tuple[dict[str, pa.Array], dict[str, FieldKinds]]:
+        out = {}
+        for name, parts in self._arrays.items():
+            kind = _storage_type(self._kinds[name].kinds)
+            if kind is None or any(a is None for _, a in parts):
+                continue
+            chunks = dict(parts)
+            pieces = [
+                pa.nulls(size, kind) if k not in chunks else chunks[k].cast(kind)
+                for k, size in enumerate(self._sizes)
+            ]
+            out[FIELD_PREFIX + name] = pa.concat_arrays(pieces)
+        return out, self._kinds
 
 
 # The entry's own columns of the video table, and their types (metadata fields follow).
@@ -169,8 +257,14 @@ _ENTRY_COLUMNS |= {"checksum": pa.string(), "fps": pa.float64()}
 
 
 def _table(columns: Mapping[str, Any], fields: Mapping[str, pa.Array]) -> pa.Table:
-    """The video table of the entry columns (values of :data:`_ENTRY_COLUMNS`) and fields."""
-    typed = {name: pa.array(columns[name], kind) for name, kind in _ENTRY_COLUMNS.items()}
+    """The video table of the entry columns (values of :data:`_ENTRY_COLUMNS`: Arrow arrays
+    or lists) and fields."""
+    typed = {
+        name: columns[name]
+        if isinstance(columns[name], pa.Array)
+        else array_of(columns[name], kind)
+        for name, kind in _ENTRY_COLUMNS.items()
+    }
     return pa.table({**typed, **fields})
 
 
@@ -189,7 +283,7 @@ def _field_columns(
         arrow_type = _storage_type(types)
         if arrow_type is not None:
             try:
-                columns[FIELD_PREFIX + name] = pa.array(values, arrow_type)
+                columns[FIELD_PREFIX + name] = array_of(values, arrow_type)
             except (OverflowError, pa.ArrowInvalid) as err:  # an int past 64 bits
                 message = f"metadata field {name!r} holds a value out of range: {err}"
                 raise LayoutError(message) from err
@@ -298,8 +392,8 @@ def _text(value: Any) -> str | None:
 
 
 def _check_row_ranges(table: pa.Table, where: str) -> None:
-    start = table.column("start_row").to_numpy()
-    frames = table.column("T").to_numpy()
+    start = numpy_of(table.column("start_row"))
+    frames = numpy_of(table.column("T"))
     expected = np.zeros_like(start)
     np.cumsum(frames[:-1], out=expected[1:])
     bad = np.flatnonzero(start != expected)
@@ -314,7 +408,7 @@ def _check_row_ranges(table: pa.Table, where: str) -> None:
 
 
 def _check_unique_ids(table: pa.Table, where: str) -> None:
-    ids = table.column("id").to_numpy()
+    ids = numpy_of(table.column("id"))
     order = np.argsort(ids, kind="stable")
     repeats = order[1:][ids[order[1:]] == ids[order[:-1]]]  # later videos with a seen id
     if repeats.size:

@@ -37,6 +37,87 @@ _ARROW_TYPES = {
 FIELD_PREFIX = "metadata."
 
 
+# --- Arrow <-> numpy without pyarrow's pandas shims ---
+# ``pa.array(...)`` and ``Array.to_numpy()`` import pandas (about 0.4 s and 60 MB) whenever it
+# is installed, to check for its types; opening a root needs none of it, so the video table
+# is built from, and read into, numpy buffers directly (tests/test_open_cost.py).
+
+
+def numpy_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The values of a fixed-width ``column`` without nulls, as a numpy array (a view of
+    its buffer when it is one chunk)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    dtype = np.dtype(column.type.to_pandas_dtype())
+    if len(column) == 0:
+        return np.zeros(0, dtype)
+    buffer = column.buffers()[1]
+    return np.frombuffer(buffer, dtype, count=len(column), offset=column.offset * dtype.itemsize)
+
+
+def floats_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numeric ``column`` as float64, NaN where null."""
+    column = pc.fill_null(pc.cast(column, pa.float64()), float("nan"))
+    return numpy_of(column)
+
+
+def _validity(valid: np.ndarray) -> pa.Buffer | None:
+    return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def array_of(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+    """``values`` (Python scalars, ``None`` for null) as an Arrow array of ``kind`` (int64,
+    float64, bool or string), as ``pa.array(values, kind)`` makes it.
+
+    Raises:
+        OverflowError: an int does not fit in 64 bits.
+    """
+    n = len(values)
+    bitmap = None
+    if None in values:
+        if values.count(None) == n:  # a field no entry holds (often ``fps``, ``checksum``)
+            return pa.nulls(n, kind)
+        bitmap = _validity(np.fromiter(map(_not_none, values), bool, n))
+    if pa.types.is_string(kind):
+        plain = values if bitmap is None else ["" if v is None else v for v in values]
+        return _strings(plain, bitmap)
+    if pa.types.is_boolean(kind):
+        bits = np.fromiter((v is True for v in values), bool, n)
+        buffers = [bitmap, pa.py_buffer(np.packbits(bits, bitorder="little"))]
+        return pa.Array.from_buffers(pa.bool_(), n, buffers)
+    dtype = np.float64 if pa.types.is_floating(kind) else np.int64
+    filled = values if bitmap is None else [0 if v is None else v for v in values]
+    numbers = np.fromiter(filled, dtype, n)
+    return pa.Array.from_buffers(kind, n, [bitmap, pa.py_buffer(numbers)])
+
+
+def _strings(values: Sequence[str], bitmap: pa.Buffer | None = None) -> pa.Array:
+    n = len(values)
+    text = "".join(values)
+    data = text.encode()
+    if len(data) == len(text):  # ASCII: a string's length is its number of bytes
+        lengths = np.fromiter(map(len, values), np.int64, n)
+    else:
+        lengths = np.fromiter((len(v.encode()) for v in values), np.int64, n)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] < 2**31:
+        buffers = [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+        return pa.Array.from_buffers(pa.string(), n, buffers)
+    buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string(), n, buffers).cast(pa.string())
+
+
+def _not_none(value: Any) -> bool:
+    return value is not None
+
+
+def ints_array(values: np.ndarray) -> pa.Array:
+    """An int64 numpy array as an Arrow array (no copy)."""
+    values = np.ascontiguousarray(values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
 @dataclass(frozen=True)
 class VideoInfo:
     """One entry of the ``videos`` list of ``_metadata.json``, as written.
@@ -206,7 +287,7 @@ class RootLayout:
         return self._table
 
     def _ints(self, name: str) -> np.ndarray:
-        return self._table.column(name).to_numpy()
+        return numpy_of(self._table.column(name))
 
     @functools.cached_property
     def ids(self) -> np.ndarray:
@@ -237,10 +318,9 @@ class RootLayout:
     def video_fps(self) -> np.ndarray:
         """``(n_videos,)`` float64 frame rate of each video: its entry's ``fps``, else its
         ``metadata["fps"]``, else NaN."""
-        fps = self._table.column("fps").to_numpy(zero_copy_only=False)
+        fps = floats_of(self._table.column("fps"))
         if FIELD_PREFIX + "fps" in self._table.column_names and self._numeric("fps"):
-            meta = pc.cast(self._table.column(FIELD_PREFIX + "fps"), pa.float64())
-            fps = np.where(np.isnan(fps), meta.to_numpy(zero_copy_only=False), fps)
+            fps = np.where(np.isnan(fps), floats_of(self._table.column(FIELD_PREFIX + "fps")), fps)
         return fps
 
     def _numeric(self, name: str) -> bool:
