@@ -13,6 +13,8 @@ algorithm, in one run.
 - **Ray, its blocks** / **batches of 16**: every window handed to this process as numpy
   batches (``iter_batches``): the read tasks' blocks as they come (``batch_size=None``), or
   re-cut into batches of 16 (a batch across two blocks is a copy).
+- **Ray, iter_torch_batches of 16**: the same as torch tensors (``iter_torch_batches``), what
+  a Ray Train loop reads.
 - **iter_samples**: the core view's sequential pass in this process, its decode threads on
   the same cores (``min(4, cores)``). It hands out each window as a read-only view into the
   frames it decoded: with hop 4, each decoded frame is in 4 windows and no window is copied.
@@ -26,13 +28,18 @@ algorithm, in one run.
   one Lance ``take`` of its rows, then one decode per frame, in one thread; it reads every
   4th window of a pass (it spends the same time on each).
 
+Beside the time, each reader's CPU seconds (user + system, from ``/proc``) of this process
+(the driver), Ray's workers and Ray's services (raylet, GCS), per window: what the machine
+spends, not only what the driver waits; ``windows/s its CPU allows on 2 cores`` is the rate
+that CPU would give with both cores busy all the time, a reader's limit on 2 cores.
+
 Each Ray pass includes Ray Data's start of the read. The readers take turns pass by pass,
 so that load from other processes on a shared machine hits all of them alike. Before the
 timing each reads once untimed (Ray's workers started and their Lance handles opened, as
 in every epoch after the first).
 
     python benchmarks/bench_ray.py            # 12 videos of 600 frames, 3 rounds
-    python benchmarks/bench_ray.py --quick    # 6 videos of 400 frames, 2 rounds
+    python benchmarks/bench_ray.py --quick    # 2 videos of 64 frames of 64x64, 1 round
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ import numpy as np
 from hf_lvf import VideoWindows, read_windows
 from hf_lvf.write.synthetic import write_synthetic_root
 
-WINDOW_LENGTH, HOP, SIZE = 16, 4, (224, 224)
+WINDOW_LENGTH, HOP = 16, 4
 
 
 def reference_read(windows: VideoWindows, dataset: lance.LanceDataset, index: int) -> np.ndarray:
@@ -60,7 +67,7 @@ def reference_read(windows: VideoWindows, dataset: lance.LanceDataset, index: in
     start_row = int(windows.layout.start_rows[info["video_idx"]])
     rows = [start_row + f for f in info["frame_indices"].tolist()]
     blobs = dataset.take(rows, columns=["bytes"]).column("bytes").to_pylist()
-    out = np.empty((len(blobs), *SIZE, 3), np.uint8)
+    out = np.empty((len(blobs), *windows.frame_size, 3), np.uint8)
     for j, blob in enumerate(blobs):
         imagecodecs.webp_decode(blob, out=out[j])
     return out
@@ -96,8 +103,9 @@ class BlockLimit:
                 (blobs, [places[row] for row in decoded], copied, (stop - start) * WINDOW_LENGTH)
             )
             previous = {row: where[0] for row, where in places.items()}
-        self._out = np.ones((2, rows * WINDOW_LENGTH, *SIZE, 3), np.uint8)
-        self._handed = np.ones((rows * WINDOW_LENGTH, *SIZE, 3), np.uint8)
+        size = windows.frame_size
+        self._out = np.ones((2, rows * WINDOW_LENGTH, *size, 3), np.uint8)
+        self._handed = np.ones((rows * WINDOW_LENGTH, *size, 3), np.uint8)
         self._threads = os.cpu_count() or 1
         self._pool = ThreadPoolExecutor(self._threads)  # decodes
         self._ahead = ThreadPoolExecutor(1)  # reads the next block while one is handed on
@@ -140,21 +148,76 @@ def first_pixels(batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {"sample_idx": batch["sample_idx"], "value": batch["video"][:, :, 0, 0, 0].sum(1)}
 
 
+class CpuClock:
+    """CPU seconds (user + system) spent by this process and every process under it (Ray's
+    raylet, GCS and workers, which ``ray.init`` starts as its descendants), by role: this
+    process (``driver``), Ray's worker processes (``ray::...``, where the read tasks run)
+    and Ray's services (raylet, GCS, agents). Read from ``/proc`` (Linux)."""
+
+    ROLES = ("driver", "workers", "services")
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def read(self) -> dict[int, tuple[str, float]]:
+        parent, stats = {}, {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue  # it ended
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2 :].split()
+            parent[int(entry)] = int(fields[1])
+            stats[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / self.TICK)
+        me, out = os.getpid(), {}
+        for pid, (name, seconds) in stats.items():
+            ancestor = pid
+            while ancestor not in (me, 0, 1) and ancestor in parent:
+                ancestor = parent[ancestor]
+            if ancestor != me:
+                continue
+            role = "driver" if pid == me else "workers" if name.startswith("ray::") else "services"
+            out[pid] = (role, seconds)
+        return out
+
+    @staticmethod
+    def spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]):
+        """CPU seconds by role between two readings (a process started between them counts
+        from zero; one that ended between them is lost: Ray keeps its workers)."""
+        roles = dict.fromkeys(CpuClock.ROLES, 0.0)
+        for pid, (role, seconds) in after.items():
+            roles[role] += seconds - before.get(pid, (role, 0.0))[1]
+        return roles
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller root, fewer rounds")
+    parser.add_argument("--quick", action="store_true", help="a tiny root, one round")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray")
     args = parser.parse_args()
     import ray
 
-    videos, frames, rounds = (6, 400, 2) if args.quick else (12, 600, 3)
+    # --quick: that everything runs (2 videos x 64 frames of 64x64, one round), its numbers
+    # meaning nothing either way.
+    videos, frames, size, rounds = (2, 64, (64, 64), 1) if args.quick else (12, 600, (224, 224), 3)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    clock = CpuClock()
     with tempfile.TemporaryDirectory(prefix="bench_ray_") as tmp:
         root = write_synthetic_root(
-            Path(tmp) / "root", num_videos=videos, num_frames=frames, frame_size=SIZE
+            Path(tmp) / "root", num_videos=videos, num_frames=frames, frame_size=size
         )
-        ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
-        ray.data.DataContext.get_current().enable_progress_bars = False
+        ray.init(
+            num_cpus=args.cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            object_store_memory=(256 if args.quick else 2048) * 2**20,
+        )
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
         try:
             windows = VideoWindows(root, window_length=WINDOW_LENGTH, hop_size=HOP)
             dataset = lance.dataset(str(root))
@@ -165,6 +228,11 @@ def main() -> None:
                 batches = ds.iter_batches(batch_size=batch_size)
                 return sum(len(b["sample_idx"]) for b in batches)
 
+            def by_torch(batch_size: int) -> int:
+                ds = read_windows(root, window_length=WINDOW_LENGTH, hop_size=HOP)
+                batches = ds.iter_torch_batches(batch_size=batch_size)
+                return sum(len(b["sample_idx"]) for b in batches)
+
             def by_ray_map(batch_size: int | None) -> int:
                 ds = read_windows(root, window_length=WINDOW_LENGTH, hop_size=HOP)
                 ds = ds.map_batches(first_pixels, batch_size=batch_size, zero_copy_batch=True)
@@ -173,7 +241,10 @@ def main() -> None:
             def by_iter_samples() -> int:
                 return sum(1 for _ in windows.iter_samples())
 
-            limit = BlockLimit(windows, dataset, rows=56)  # 56: a block of Ray's 128 MiB
+            # A block of Ray's target size, as the read tasks cut them (56 windows at 224x224).
+            window_bytes = WINDOW_LENGTH * size[0] * size[1] * 3
+            rows = min(total, context.target_max_block_size // window_bytes + 1)
+            limit = BlockLimit(windows, dataset, rows=rows)
 
             def by_reference() -> int:
                 for i in range(0, total, 4):
@@ -185,6 +256,7 @@ def main() -> None:
                 "Ray, map_batches of 16": lambda: by_ray_map(16),
                 "Ray, its blocks": lambda: by_ray(None),
                 "Ray, batches of 16": lambda: by_ray(16),
+                "Ray, iter_torch_batches of 16": lambda: by_torch(16),
                 "iter_samples": by_iter_samples,
                 "limit, in the task": lambda: limit.read(to_another_process=False),
                 "limit, to another process": lambda: limit.read(to_another_process=True),
@@ -196,30 +268,42 @@ def main() -> None:
             for read in readers.values():
                 read()  # untimed: workers up, Lance open, memory touched
             spent = dict.fromkeys(readers, 0.0)
-            read_windows_count = dict.fromkeys(readers, 0)
+            cpu = {name: dict.fromkeys(CpuClock.ROLES, 0.0) for name in readers}
+            count = dict.fromkeys(readers, 0)
             for _ in range(rounds):
                 for name, read in readers.items():
+                    before = clock.read()
                     started = time.perf_counter()
-                    read_windows_count[name] += read()
+                    count[name] += read()
                     spent[name] += time.perf_counter() - started
+                    for role, seconds in CpuClock.spent(before, clock.read()).items():
+                        cpu[name][role] += seconds
         finally:
             ray.shutdown()
-    rates = {name: read_windows_count[name] / spent[name] for name in readers}
+    rates = {name: count[name] / spent[name] for name in readers}
     base = rates["iter_samples"]
     print(
-        f"\n{videos} videos x {frames} frames of {SIZE[0]}x{SIZE[1]}, window {WINDOW_LENGTH}, "
-        f"hop {HOP}: {total} windows; Ray on {args.cpus} CPUs, {rounds} rounds\n"
+        f"\n{videos} videos x {frames} frames of {size[0]}x{size[1]}, window {WINDOW_LENGTH}, "
+        f"hop {HOP}: {total} windows; Ray on {args.cpus} CPUs ({os.cpu_count()} cores), "
+        f"{rounds} rounds\n"
     )
     print(
         "| reader | windows read | seconds | windows/s | vs iter_samples | vs its limit "
-        "| vs reference |"
+        "| vs reference | CPU ms a window (driver + workers + services) | cores busy "
+        "| windows/s its CPU allows on 2 cores |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in readers:
         of_limit = f"{rates[name] / rates[limits[name]]:.2f}x" if name.startswith("Ray") else "-"
+        parts = cpu[name]
+        total_cpu = sum(parts.values())
+        per = {role: 1000 * seconds / count[name] for role, seconds in parts.items()}
+        split = " + ".join(f"{per[role]:.2f}" for role in CpuClock.ROLES)
         print(
-            f"| {name} | {read_windows_count[name]} | {spent[name]:.2f} | {rates[name]:.1f} | "
-            f"{rates[name] / base:.2f}x | {of_limit} | {rates[name] / rates['reference']:.2f}x |"
+            f"| {name} | {count[name]} | {spent[name]:.2f} | {rates[name]:.1f} | "
+            f"{rates[name] / base:.2f}x | {of_limit} | {rates[name] / rates['reference']:.2f}x | "
+            f"{1000 * total_cpu / count[name]:.2f} ({split}) | {total_cpu / spent[name]:.2f} | "
+            f"{2 * count[name] / total_cpu:.0f} |"
         )
 
 

@@ -153,26 +153,43 @@ def test_own_seed_gives_every_window_once_in_a_new_order_per_epoch(ray_cluster, 
     assert all(list(block) != sorted(block) for block in blocks[0])  # rows shuffled in blocks
 
 
-def test_columns_and_torch_batches(ray_cluster, root):
+def test_iter_torch_batches_on_the_dataset_as_it_is(ray_cluster, root):
+    """What a Ray Train user writes first: ``iter_torch_batches`` on ``read_windows`` as it
+    comes. String columns (filename, the ``split`` metadata) are left out unless asked for,
+    as Ray's own datasources leave out paths: strings make no tensors."""
     torch = pytest.importorskip("torch")
     ds = read_windows(root, window_length=3, hop_size=5, override_num_blocks=4)
-    names = ds.schema().names
-    assert names == [
+    batches = list(ds.iter_torch_batches(batch_size=4))
+    first = batches[0]
+    assert first["video"].dtype == torch.uint8
+    assert tuple(first["video"].shape) == (4, 3, 8, 12, 3)
+    assert tuple(first["frame_indices"].shape) == (4, 3)
+    assert first["frame_indices"].dtype == torch.int32  # the sample's dtype, as in its features
+    assert set(first) == {
+        "video", "video_idx", "video_id", "start_frame", "frame_indices", "sample_idx", "label"
+    }  # fmt: skip
+    view = VideoWindows(root, window_length=3, hop_size=5)
+    got = [int(i) for b in batches for i in b["sample_idx"]]
+    assert sorted(got) == list(range(len(view)))  # every window once
+    k = got.index(9)
+    batch = batches[k // 4]
+    np.testing.assert_array_equal(batch["video"][k % 4].numpy(), view[9]["video"])
+
+
+def test_string_columns_when_asked_for(ray_cluster, root):
+    names = [
         "video", "video_idx", "video_id", "filename", "start_frame", "frame_indices",
         "sample_idx", "label", "split",
     ]  # fmt: skip
-    # Strings (filename, split) make no tensors: Ray's iter_torch_batches refuses them.
-    numeric = ds.drop_columns(["filename", "split"])
-    batches = list(numeric.iter_torch_batches(batch_size=8))
-    first = batches[0]
-    assert first["video"].dtype == torch.uint8
-    assert tuple(first["video"].shape) == (8, 3, 8, 12, 3)
-    assert tuple(first["frame_indices"].shape) == (8, 3)
-    assert first["frame_indices"].dtype == torch.int32  # the sample's dtype, as in its features
-    assert sum(len(b["sample_idx"]) for b in batches) == len(
-        VideoWindows(root, window_length=3, hop_size=5)
-    )
-    row = ds.filter(lambda r: r["sample_idx"] == 9).take_all()[0]
+    ds = read_windows(root, window_length=3, hop_size=5, override_num_blocks=4)
+    assert ds.schema().names == [n for n in names if n not in ("filename", "split")]
+    paths = read_windows(root, window_length=3, hop_size=5, include_paths=True)
+    assert paths.schema().names == [n for n in names if n != "split"]
+    text = read_windows(root, window_length=3, hop_size=5, include_text=True)
+    assert text.schema().names == [n for n in names if n != "filename"]
+    both = read_windows(root, window_length=3, hop_size=5, include_paths=True, include_text=True)
+    assert both.schema().names == names
+    row = both.filter(lambda r: r["sample_idx"] == 9).take_all()[0]
     sample = VideoWindows(root, window_length=3, hop_size=5)[9]
     for name, value in sample.items():
         if name == "video":
@@ -180,6 +197,8 @@ def test_columns_and_torch_batches(ray_cluster, root):
         else:
             assert_same_value(row[name], value, name)
     assert row["video_id"] == sample["video_idx"]  # hf_root numbers ids as indices
+    with pytest.raises(TypeError, match="include_paths must be True or False, got 1"):
+        read_windows(root, include_paths=1)
 
 
 def test_lazy_until_run_and_errors_keep_their_type(ray_cluster, tmp_path):
@@ -211,7 +230,8 @@ def test_per_frame_and_span_fields_are_columns_of_the_sample_values(
     )
     params = {"window_length": 2, "hop_size": 1, "windows_in": windows_in}
     view = VideoWindows(root, **params)
-    rows = read_windows(root, **params, override_num_blocks=2).take_all()
+    strings = {"include_paths": True, "include_text": True}
+    rows = read_windows(root, **params, **strings, override_num_blocks=2).take_all()
     assert len(rows) == len(view) and len(view) > 4
     for row in rows:
         sample = view[int(row["sample_idx"])]
@@ -223,10 +243,15 @@ def test_per_frame_and_span_fields_are_columns_of_the_sample_values(
                 assert_same_value(row[name], value, name)
                 if isinstance(value, np.ndarray):  # per-frame fields in their own dtype
                     assert np.asarray(row[name]).dtype == value.dtype, name
-    names = read_windows(root, **params).schema().names
+    names = read_windows(root, **params, **strings).schema().names
     assert {"observation.state", "action", "note", "done"} <= set(names)
     if windows_in == "spans":
         assert {"caption", "span_idx"} <= set(names)
+    # Without strings (the default), the string per-frame field and the caption are left
+    # out, and the rest makes torch batches.
+    numeric = read_windows(root, **params)
+    assert set(numeric.schema().names) == set(names) - {"filename", "note", "caption"}
+    assert len(list(numeric.iter_torch_batches(batch_size=3))) > 0
 
 
 @pytest.mark.hub

@@ -45,6 +45,8 @@ def read_windows(
     *,
     seed: int | None = None,
     epoch: int = 0,
+    include_paths: bool = False,
+    include_text: bool = False,
     override_num_blocks: int | None = None,
     concurrency: int | None = None,
     ray_remote_args: Mapping[str, Any] | None = None,
@@ -62,10 +64,14 @@ def read_windows(
     Columns, in the order of a sample's keys: ``video`` (a uint8 tensor column of shape
     ``(window_length, H, W, 3)``), ``video_idx``, ``video_id`` (the Lance rows' id: with
     ``frame_indices``, what per-frame results join on, see :func:`frame_table`),
-    ``filename``, ``start_frame``, ``frame_indices``, ``sample_idx``, then every other key of
-    the samples (metadata fields; per-frame fields as tensor columns, strings as lists).
-    Strings make no tensors: drop them (``ds.drop_columns(["filename"])``) before
-    ``iter_torch_batches``.
+    ``start_frame``, ``frame_indices``, ``sample_idx``, then every other key of the samples
+    that is not a string (metadata fields; per-frame fields as tensor columns). As Ray's own
+    datasources do (``read_images(include_paths=...)``), string columns are left out unless
+    asked for, so that ``iter_torch_batches()`` works on the dataset as it is: strings make
+    no tensors. ``include_paths=True`` adds ``filename`` (after ``video_id``),
+    ``include_text=True`` the other strings (string metadata such as ``split``, span
+    ``caption``, string per-frame fields as lists); drop them again
+    (``ds.drop_columns(["filename"])``) before ``iter_torch_batches``.
 
     Args:
         uri: the root (local folder, ``hf://datasets/...`` or an object-store URL), or a
@@ -74,6 +80,8 @@ def read_windows(
             permuted: every window exactly once, in a new order per ``epoch``.
             ``Dataset.randomize_block_order()`` is Ray's own, coarser shuffle.
         epoch: the epoch of ``seed``'s order.
+        include_paths: keep the ``filename`` column (a string: no tensor).
+        include_text: keep the other string columns (metadata, captions, per-frame fields).
         override_num_blocks: read tasks to cut the windows into (at most one per window);
             default: one per 1,024 windows, at least one per CPU of the cluster.
         concurrency: read tasks that run at once (Ray's ``concurrency``).
@@ -93,13 +101,16 @@ def read_windows(
 
     Examples:
         >>> ds = read_windows("clips_root", window_length=8, hop_size=4)  # doctest: +SKIP
-        >>> ds.take_batch(2)["video"].shape  # doctest: +SKIP
-        (2, 8, 64, 64, 3)
+        >>> next(ds.iter_torch_batches(batch_size=2))["video"].shape  # doctest: +SKIP
+        torch.Size([2, 8, 64, 64, 3])
     """
     ray = _import_ray("read_windows")
     if seed is not None:
         check_integer("seed", seed, 0)
     check_integer("epoch", epoch, 0)
+    for name, flag in (("include_paths", include_paths), ("include_text", include_text)):
+        if not isinstance(flag, bool):
+            raise ParameterTypeError(f"{name} must be True or False, got {flag!r:.80}")
     if override_num_blocks is not None:
         check_integer("override_num_blocks", override_num_blocks, 1)
     if concurrency is not None:
@@ -122,7 +133,13 @@ def read_windows(
         wanted = max(math.ceil(len(windows) / _WINDOWS_PER_TASK), cpus)
         override_num_blocks = min(len(windows), wanted)
     return ray.data.read_datasource(
-        WindowsDatasource(windows, seed=seed, epoch=epoch),
+        WindowsDatasource(
+            windows,
+            seed=seed,
+            epoch=epoch,
+            include_paths=include_paths,
+            include_text=include_text,
+        ),
         override_num_blocks=override_num_blocks,
         concurrency=concurrency,
         ray_remote_args=dict(ray_remote_args or {}),

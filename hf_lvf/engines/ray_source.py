@@ -18,7 +18,7 @@ import functools
 import pickle
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -42,12 +42,21 @@ class WindowsDatasource(Datasource):
     rows are permuted too: every window still comes exactly once.
     """
 
-    def __init__(self, windows: VideoWindows, *, seed: int | None = None, epoch: int = 0):
+    def __init__(
+        self,
+        windows: VideoWindows,
+        *,
+        seed: int | None = None,
+        epoch: int = 0,
+        include_paths: bool = False,
+        include_text: bool = False,
+    ):
         super().__init__()
         self._windows = windows
         self._state = pickle.dumps(windows)
         self._seed = seed
         self._epoch = epoch
+        self._strings = Strings(paths=include_paths, text=include_text)
         height, width = windows.frame_size
         self._window_bytes = windows.params.window_length * height * width * 3 + _ROW_OVERHEAD
 
@@ -80,7 +89,13 @@ class WindowsDatasource(Datasource):
         for task_seed, (start, stop) in enumerate(ranges.tolist()):
             order = None if rng is None else (self._seed, self._epoch, task_seed)
             read = functools.partial(
-                read_range, self._state, start, stop, rows_per_block=rows_per_block, order=order
+                read_range,
+                self._state,
+                start,
+                stop,
+                rows_per_block=rows_per_block,
+                order=order,
+                strings=self._strings,
             )
             metadata = BlockMetadata(
                 num_rows=stop - start,
@@ -106,10 +121,11 @@ def read_range(
     *,
     rows_per_block: int,
     order: tuple[int, int, int] | None = None,
+    strings: Strings | None = None,
 ) -> Iterator[pa.Table]:
     """Windows ``start:stop`` of the pickled view ``state``, as Arrow blocks of
     ``rows_per_block`` rows (the last one fewer); with ``order``, each block's rows in an
-    order drawn from it.
+    order drawn from it; string columns as ``strings`` says (default: all of them).
 
     Each block is one :meth:`VideoWindows.take` of its windows (in an order the view is told,
     so that it fetches the frames of the next ones while it decodes): every distinct frame
@@ -133,21 +149,48 @@ def read_range(
                 video, samples = pending.result()
                 if following is not None:
                     pending = ahead.submit(view._take_block, following)
-                block = window_block(view, video, samples)
+                block = window_block(view, video, samples, strings)
                 del video, samples  # the block alone holds its pixels: reused once Ray lets go
                 yield block
     finally:
         view.expect_order(None)
 
 
+class Strings(NamedTuple):
+    """Which string columns a block keeps: ``filename`` (``paths``), the others (``text``:
+    string metadata, span captions, string per-frame fields)."""
+
+    paths: bool = True
+    text: bool = True
+
+    def keep(self, name: str, value: Any) -> bool:
+        if name == "filename":
+            return self.paths
+        return self.text or not _is_text(value)
+
+
+def _is_text(value: Any) -> bool:
+    """A string, or a list of them (a string per-frame field's value)."""
+    return isinstance(value, str) or (
+        isinstance(value, list) and any(isinstance(v, str) for v in value)
+    )
+
+
 def window_block(
-    view: VideoWindows, video: np.ndarray, samples: Sequence[dict[str, Any]]
+    view: VideoWindows,
+    video: np.ndarray,
+    samples: Sequence[dict[str, Any]],
+    strings: Strings | None = None,
 ) -> pa.Table:
     """Samples as one Arrow block: ``video`` (the windows' pixels ``(n, window_length, H, W,
     3)``, which the block views) and every other array key a tensor column, ``video_id`` (the
-    Lance rows' id, the key results join on) after ``video_idx``."""
+    Lance rows' id, the key results join on) after ``video_idx``; string columns as
+    ``strings`` says (default: all)."""
+    strings = strings or Strings()
     columns: dict[str, Any] = {}
-    for name in samples[0]:
+    for name, first in samples[0].items():
+        if not strings.keep(name, first):
+            continue
         values = video if name == "video" else _column([sample[name] for sample in samples])
         columns[name] = values
         if name == "video_idx":
@@ -166,4 +209,4 @@ def _column(values: list[Any]) -> Any:
     return np.asarray(values)
 
 
-__all__ = ["WindowsDatasource", "read_range", "window_block"]
+__all__ = ["Strings", "WindowsDatasource", "read_range", "window_block"]
