@@ -16,7 +16,10 @@ answers (401 + ``X-Error-Code``), so the clients raise ``RepositoryNotFoundError
 ``GatedRepoError``. Faults (status codes with ``Retry-After``, a connection dropped mid-body, a
 short ``Content-Length``, a stall mid-body, delays) can be injected; ``latency`` adds a fixed
 delay before every answer (a far-away Hub); every request is logged with the number of body
-bytes served and when it arrived and ended.
+bytes served, when it arrived and ended, and how many requests were being served when it
+arrived (``in_flight``; ``peak_in_flight`` is the most at once since the log was cleared), so
+that tests count requests and their concurrency instead of timing them. ``hold()`` keeps
+every answer waiting until it is let go (to count what a client has in flight at once).
 
 Client behaviour observed against this server (huggingface_hub 2.4, pylance 14)
 -------------------------------------------------------------------------------
@@ -163,6 +166,7 @@ class RequestRecord(NamedTuple):
     status: int
     started: float = 0.0
     ended: float = 0.0
+    in_flight: int = 1  # requests being served when this one arrived, itself included
 
 
 @dataclass
@@ -215,6 +219,10 @@ class HubServer:
         self._blob_sizes: dict[str, int] = {}
         self._faults: list[Fault] = []
         self._requests: list[RequestRecord] = []
+        self._in_flight = 0
+        self._peak_in_flight = 0
+        self._release = threading.Event()
+        self._release.set()
         self._uploads: list[tuple[str, str]] = []
         self._connections: set[socket.socket] = set()
         self.errors: list[str] = []  # tracebacks of unexpected server-side exceptions
@@ -284,8 +292,10 @@ class HubServer:
             self._repos.clear()
             self._faults.clear()
             self._requests.clear()
+            self._peak_in_flight = self._in_flight
             self._uploads.clear()
             self.errors.clear()
+        self._release.set()
 
     def inject(
         self,
@@ -346,8 +356,36 @@ class HubServer:
             return list(self._requests)
 
     def clear_requests(self) -> None:
+        """Empty the request log and start ``peak_in_flight`` again from what is in flight."""
         with self._lock:
             self._requests.clear()
+            self._peak_in_flight = self._in_flight
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being served right now (arrived, not yet answered)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most requests served at once since the log was last cleared."""
+        with self._lock:
+            return self._peak_in_flight
+
+    @contextlib.contextmanager
+    def hold(self, timeout: float = 60.0) -> Iterator[None]:
+        """Within the block, every request waits before it is answered (after ``latency``),
+        until the block ends or ``timeout`` seconds pass: what a client sends meanwhile is in
+        flight at once, and ``in_flight`` counts it."""
+        self._hold_timeout = timeout
+        self._release.clear()
+        try:
+            yield
+        finally:
+            self._release.set()
+
+    _hold_timeout = 60.0
 
     def requests_matching(
         self, path_contains: str | None = None, method: str | None = None
@@ -728,16 +766,24 @@ class _Handler(BaseHTTPRequestHandler):
         self._fault: Fault | None = None
         self._logged = False
         method = self.command
+        hub = self.hub
         if self.path.startswith("/api/agent-harnesses"):
             # Fetched once a day by huggingface_hub to detect AI agents: neither logged nor faulted.
             self._logged = True
             self._body = self._read_body()
             self._send_json(200, {"standardEnvVars": [], "harnesses": {}})
             return
+        counted = not self.path.startswith("/_stand-in/")  # the log's own route is not counted
+        with hub._lock:
+            hub._in_flight += counted
+            self._in_flight = hub._in_flight
+            hub._peak_in_flight = max(hub._peak_in_flight, hub._in_flight)
         try:
             self._body = self._read_body()
-            if self.hub.latency > 0:
-                time.sleep(self.hub.latency)
+            if hub.latency > 0:
+                time.sleep(hub.latency)
+            if counted:
+                hub._release.wait(hub._hold_timeout)
             fault = self.hub._take_fault(method, self.path)
             if fault is not None and fault.delay:
                 time.sleep(fault.delay)
@@ -757,6 +803,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(HubError(500, "Internal error in test HubServer"))
         finally:
             self._log()
+            with hub._lock:
+                hub._in_flight -= counted
 
     def _log(self) -> None:
         """Add this request to the log, once.
@@ -774,6 +822,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._status,
                 self._started,
                 time.monotonic(),
+                getattr(self, "_in_flight", 1),
             )
             self.hub._record(record)
 
@@ -937,16 +986,26 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ endpoints
 
     def _stand_in_requests(self, query: dict[str, str]) -> None:
-        """Not a Hub route: the request log's size for a server in another process
-        (``?path_contains=...``; ``&clear=1`` empties the log after answering)."""
+        """Not a Hub route: the request log for a server in another process
+        (``?path_contains=...``; ``&clear=1`` empties the log after answering): its size,
+        bytes, the most requests in flight at once since it was cleared (``peak_in_flight``)
+        and, with ``&log=1``, every request as ``[method, path, range, bytes, status,
+        started, ended, in_flight]``."""
         hub = self.hub
         contains = query.get("path_contains") or None
         matching = [r for r in hub.requests if r.path != self.path]
         matching = [r for r in matching if contains is None or contains in r.path]
+        out: dict[str, Any] = {
+            "count": len(matching),
+            "bytes": sum(r.bytes_sent for r in matching),
+            "peak_in_flight": hub.peak_in_flight,
+        }
+        if _truthy(query.get("log")):
+            out["log"] = [list(r) for r in matching]
         if _truthy(query.get("clear")):
             hub.clear_requests()
         self._logged = True  # not part of the log it reports
-        self._send_json(200, {"count": len(matching), "bytes": sum(r.bytes_sent for r in matching)})
+        self._send_json(200, out)
 
     def _whoami(self, auth: _Auth) -> None:
         if not auth.valid:

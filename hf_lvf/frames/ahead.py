@@ -42,6 +42,13 @@ Fetch = Callable[[np.ndarray], list[bytes]]
 # 160, and a local one as little.
 _MAX_GROUP = 8
 GROUP_ROWS = 512
+# Fetches of a remote table under way at once, at most, per pass. Each is a lance take of up
+# to GROUP_ROWS scattered rows, which lance splits into ~20 range requests sent together:
+# eight at once (the depth) put ~90 requests in flight from one process, more than the
+# stand-in's accept queue (64) and the Hub's fair share, and a connection refused there
+# waits for a TCP retransmit (1 s, then 3 s) while the pass starves. Four keep ~2 round
+# trips of reads ahead of a 2-core decode.
+REMOTE_IN_FLIGHT = 4
 P = ParamSpec("P")
 G = TypeVar("G", bound=Generator)
 logger = logging.getLogger("hf_lvf.frames")
@@ -178,6 +185,7 @@ def read_ahead(
     *,
     daemon: bool = False,
     group_rows: int = 0,
+    in_flight: int | None = None,
 ) -> Iterator[Fetched]:
     """Yield the encoded frames of each batch of ``row_batches``, fetched ahead by ``fetch``.
 
@@ -195,7 +203,9 @@ def read_ahead(
     interpreter does not wait for. With ``group_rows``, each fetch but that of the batch
     needed next takes following batches (up to 8) until it holds that many rows: one
     remote read of scattered rows costs about as many requests as one of fewer (the same
-    :class:`Fetched` is then yielded for each of its batches).
+    :class:`Fetched` is then yielded for each of its batches). With ``in_flight``, at most
+    that many fetches are under way at once (the others of ``depth`` start as these end):
+    a remote table's (:data:`REMOTE_IN_FLIGHT`).
 
     Raises:
         whatever ``fetch`` raises, when the batch that failed is reached.
@@ -227,8 +237,11 @@ def read_ahead(
             # Other passes of the same reader (datasets' shuffle interleaves several) share
             # the budget: together they hold at most max_bytes ahead, each its next batch.
             others = max(0.0, seen[2] - held)
+            running = _running(pending) if in_flight else 0
             while not exhausted and len(pending) <= options.depth:
                 if len(pending) > 1 and ahead + others > options.max_bytes:
+                    break
+                if in_flight and running >= in_flight and len(pending) > 0:
                     break
                 group = []
                 while not group or (pending and _fits(group, group_rows, per_row, options)):
@@ -241,6 +254,7 @@ def read_ahead(
                     break
                 rows = group[0] if len(group) == 1 else np.unique(np.concatenate(group))
                 pending.append((_start_fetch(fetch, rows, daemon), len(rows), len(group)))
+                running += 1
                 ahead += len(rows) * per_row
                 held = _hold(seen, held, len(rows) * per_row)
             if not pending:
@@ -256,6 +270,11 @@ def read_ahead(
 
 
 _held_lock = threading.Lock()
+
+
+def _running(pending: Iterable[tuple[Fetched | Future[Fetched], int, int]]) -> int:
+    """How many of ``pending``'s fetches are still under way."""
+    return sum(isinstance(item, Future) and not item.done() for item, _, _ in pending)
 
 
 def _hold(seen: list, held: float, change: float) -> float:
@@ -342,8 +361,15 @@ class AheadReads:
         the block (a ``break``, an exception, ``close()`` of the caller) stops the read-ahead.
         """
         seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
+        remote = self.is_remote
         fetched = read_ahead(
-            self._read_now, row_batches, options, seen, daemon=self.is_remote, group_rows=GROUP_ROWS
+            self._read_now,
+            row_batches,
+            options,
+            seen,
+            daemon=remote,
+            group_rows=GROUP_ROWS,
+            in_flight=REMOTE_IN_FLIGHT if remote else None,
         )
 
         def next_batch() -> None:

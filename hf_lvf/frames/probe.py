@@ -28,9 +28,16 @@ from ..location import lance_location
 from ..location.store_options import lance_options
 from .forks import fork_is_unsafe
 
-# The child imports lance only (not hf_lvf, whose import pulls in datasets): ~4x faster.
+# The child imports lance only (not hf_lvf, whose import pulls in datasets): ~4x faster;
+# and not pandas, which pyarrow imports if it can (~0.4 s of the ~1 s lance takes) and
+# nothing the child does needs.
 _CHILD = """
 import pickle, sys
+class _NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, _NoPandas())
 try:
     import lance
     uri, version, options, columns = pickle.loads(sys.stdin.buffer.read())
@@ -49,6 +56,42 @@ sys.stdout.buffer.write(pickle.dumps(result))
 """
 _schemas: dict[tuple, pa.Schema] = {}
 _lock = threading.Lock()
+# A child started ahead (start_probe_child), importing lance while this process waits on
+# the network; it reads its question from stdin once it is asked one.
+_ready: subprocess.Popen | None = None
+
+
+def start_probe_child() -> None:
+    """Start the child that a coming :func:`probe_schema` or :func:`probe_columns` will ask,
+    so that its interpreter starts and imports lance (~0.8 s) while this process does other
+    work (a ``load_dataset`` of a Hub root waits on ~3 round trips before it needs the
+    schema). Nothing happens if lance is in use here already or a child is waiting; one left
+    unasked ends when :func:`discard_probe_child` is called or this process exits (its stdin
+    closes)."""
+    global _ready
+    with _lock:
+        if _ready is not None or fork_is_unsafe():
+            return
+        _ready = _spawn()
+
+
+def discard_probe_child() -> None:
+    """Stop the child :func:`start_probe_child` started, if nothing asked it."""
+    global _ready
+    with _lock:
+        child, _ready = _ready, None
+    if child is not None:
+        child.kill()
+        child.communicate()
+
+
+def _spawn() -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def probe_schema(layout: RootLayout, storage_options: Mapping[str, str] | None = None) -> pa.Schema:
@@ -103,23 +146,30 @@ def _in_child(
 ) -> Any:
     from . import pinned_version
 
+    global _ready
     uri, options = lance_location(layout.uri, lance_options(storage_options))
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD],
-        input=pickle.dumps((uri, pinned_version(layout), dict(options or {}), columns)),
-        capture_output=True,
-        check=False,
-    )
+    with _lock:
+        child, _ready = _ready, None
+    if child is None:
+        child = _spawn()
     try:
-        status, value = pickle.loads(done.stdout)
+        stdout, stderr = child.communicate(
+            pickle.dumps((uri, pinned_version(layout), dict(options or {}), columns))
+        )
+    except BaseException:
+        child.kill()
+        child.communicate()
+        raise
+    try:
+        status, value = pickle.loads(stdout)
     except Exception as err:  # noqa: BLE001  (the child died: say what it printed)
         raise LayoutError(
             f"could not read the Lance table of root {layout.uri!r} in a child process "
-            f"(exit {done.returncode}): {done.stderr.decode(errors='replace')[-2000:]}"
+            f"(exit {child.returncode}): {stderr.decode(errors='replace')[-2000:]}"
         ) from err
     if status != "ok":
         raise LayoutError(f"cannot open the Lance table of root {layout.uri!r}: {value}")
     return value
 
 
-__all__ = ["probe_columns", "probe_schema"]
+__all__ = ["discard_probe_child", "probe_columns", "probe_schema", "start_probe_child"]

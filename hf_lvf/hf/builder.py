@@ -37,7 +37,8 @@ import functools
 import hashlib
 import itertools
 import logging
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +50,18 @@ from .._version import __version__
 from ..errors import ParameterError
 from ..frames import fork_is_unsafe
 from ..frames.main_guard import check_main_guard
+from ..frames.probe import discard_probe_child, start_probe_child
 from ..layout import RootLayout, combined_fields, read_layout
 from ..layout.labels import combined_label_names
 from ..location import (
     expand_data_files,
     find_roots,
     hub_data_dir_files,
+    hub_data_files,
     is_hub_uri,
     is_store_data,
     local_copy,
+    parse_hub_uri,
     pin_data_files,
     roots_of_files,
     store_data_files,
@@ -184,9 +188,13 @@ class HfLvf(datasets.GeneratorBasedBuilder):
     # --- datasets hooks -----------------------------------------------------------------
 
     def _info(self) -> datasets.DatasetInfo:
+        try:
+            features = self._features(references=True)
+        finally:
+            discard_probe_child()  # started for a schema that was known without it
         return datasets.DatasetInfo(
             description="Fixed-length frame windows of lance-video-frames roots (hf_lvf).",
-            features=self._features(references=True),
+            features=features,
         )
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
@@ -360,6 +368,10 @@ def _resolve_data_arguments(arguments: dict[str, Any]) -> dict[str, list] | None
     if data_dir is None and data_files is None:
         raise ParameterError(_MISSING_DATA)
     arguments["data_dir"] = data_dir
+    if _is_remote(data_dir, data_files):
+        # The Lance schema is read by a child process (hf_lvf.frames.probe): it starts now,
+        # importing lance while the roots are found and their _metadata.json read.
+        start_probe_child()
     if is_store_data(data_dir, data_files):
         options = getattr(arguments.get("download_config"), "storage_options", None)
         return store_data_files(data_dir, data_files, options)
@@ -368,14 +380,38 @@ def _resolve_data_arguments(arguments: dict[str, Any]) -> dict[str, list] | None
     if data_files is None and local_dir:
         arguments["data_files"] = find_roots(data_dir)
     elif data_files is None and is_hub_uri(data_dir):
-        # datasets would make a local path of it: list the roots on the Hub instead.
-        arguments["data_files"] = hub_data_dir_files(data_dir, token=token)
+        # datasets would make a local path of it: list the roots on the Hub instead, and
+        # hand datasets the files found, which it would resolve again (two requests).
+        found = hub_data_dir_files(data_dir, token=token)
+        arguments["data_files"] = found
         arguments["data_dir"] = None
+        return {
+            split: [(uri, str(parse_hub_uri(uri).revision)) for uri in uris]
+            for split, uris in found.items()
+        }
     elif data_files is not None:
         base = Path(data_dir).expanduser() if local_dir else Path.cwd()
         data_files = expand_data_files(data_files, base.resolve())
         # hf:// patterns name a commit from here on: the cache key and every read.
-        arguments["data_files"] = pin_data_files(data_files, token=token)
+        listings: dict[tuple[str, str], list[str]] = {}
+        arguments["data_files"] = pin_data_files(data_files, token=token, listings=listings)
+        # Matched against what the Hub answered while pinning them: datasets would list
+        # each repo again (a revision and a tree request) to resolve the patterns.
+        return hub_data_files(arguments["data_files"], listings)
+    return None
+
+
+def _is_remote(data_dir: Any, data_files: Any) -> bool:
+    """Whether ``data_dir`` or any of ``data_files`` is a URI (hf://, s3://...)."""
+    if isinstance(data_files, Mapping):
+        data_files = [p for patterns in data_files.values() for p in _as_list(patterns)]
+    return any("://" in str(p) for p in [data_dir, *_as_list(data_files)] if p is not None)
+
+
+def _as_list(patterns: Any) -> list[Any]:
+    if patterns is None:
+        return []
+    return [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
 
 
 def register() -> None:

@@ -61,6 +61,23 @@ def resolve_revision(
         HubError: the repo or revision does not exist, is private or gated, or the Hub
             cannot be reached.
     """
+    return resolve_revision_files(repo_id, revision, repo_type=repo_type, token=token)[0]
+
+
+def resolve_revision_files(
+    repo_id: str,
+    revision: str | None = None,
+    *,
+    repo_type: str = REPO_TYPE,
+    token: str | bool | None = None,
+) -> tuple[str, list[str] | None]:
+    """The commit sha ``revision`` points to and the repo's files at it, from one answer of
+    the Hub (its repo info lists the files: no tree listing is needed); ``None`` for the
+    files if the answer had no list.
+
+    Raises:
+        HubError: as :func:`resolve_revision`.
+    """
     from huggingface_hub import HfApi
 
     api = HfApi()
@@ -73,7 +90,9 @@ def resolve_revision(
         )
     if not info.sha:
         raise HubError(f"the Hub gave no commit sha for revision {revision!r} of {what}")
-    return info.sha
+    siblings = getattr(info, "siblings", None)
+    files = None if siblings is None else [s.rfilename for s in siblings]
+    return info.sha, files
 
 
 def pin_root(

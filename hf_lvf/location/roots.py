@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ParameterError, RootNotFoundError
 from .hints import video_files_hint, videos_hint
-from .hub import list_files, resolve_revision
+from .hub import list_files, resolve_revision_files
 from .paths import METADATA_FILENAME, HubPath, is_hub_uri, parse_hub_uri
 from .store import (
     is_object_store_uri,
@@ -25,7 +25,12 @@ _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _SPLIT_ORDER = ("train", "validation", "test")
 
 
-def pin_data_files(data_files: Any, *, token: str | bool | None = None) -> Any:
+def pin_data_files(
+    data_files: Any,
+    *,
+    token: str | bool | None = None,
+    listings: dict[tuple[str, str], list[str]] | None = None,
+) -> Any:
     """``data_files`` of ``load_dataset("hf_lvf", ...)`` with every hub pattern pinned to a commit.
 
     ``hf://datasets/org/repo[@rev]/...`` patterns get ``@<sha>`` (each repo and revision
@@ -37,9 +42,12 @@ def pin_data_files(data_files: Any, *, token: str | bool | None = None) -> Any:
     Raises:
         RootNotFoundError: a hub folder holds no root.
         HubError: see :func:`resolve_revision`.
+
+    ``listings`` (``(repo_id, sha) -> files``) is filled with the repos' files as the Hub
+    listed them, for :func:`hub_data_files`.
     """
     shas: dict[tuple[str, str | None], str] = {}
-    listings: dict[tuple[str, str], list[str]] = {}
+    listings = {} if listings is None else listings
 
     def pin(pattern: Any) -> list[Any]:
         if not is_hub_uri(pattern):
@@ -47,7 +55,10 @@ def pin_data_files(data_files: Any, *, token: str | bool | None = None) -> Any:
         path = parse_hub_uri(pattern)
         key = (path.repo_id, path.revision)
         if key not in shas:
-            shas[key] = resolve_revision(path.repo_id, path.revision, token=token)
+            sha, files = resolve_revision_files(path.repo_id, path.revision, token=token)
+            shas[key] = sha
+            if files is not None:  # the same answer listed the files: no listing request
+                listings[(path.repo_id, sha)] = files
         pinned = HubPath(path.repo_id, path.path_in_repo, shas[key])
         if _GLOB_CHARS.search(path.path_in_repo) or path.path_in_repo.endswith(METADATA_FILENAME):
             return [pinned.revision_uri]
@@ -79,6 +90,52 @@ def pin_data_files(data_files: Any, *, token: str | bool | None = None) -> Any:
     return pin_all(data_files)
 
 
+def hub_data_files(
+    pinned: Any, listings: Mapping[tuple[str, str], list[str]]
+) -> dict[str, list[tuple[str, str]]] | None:
+    """Split -> ``(_metadata.json URI, commit sha)`` of pinned ``hf://`` ``data_files`` (as
+    :func:`pin_data_files` returns them), their glob patterns matched against ``listings``
+    (what the Hub answered when they were pinned): ``datasets`` would list each repo again
+    to resolve them (two more requests a repo). ``None`` when a pattern is not a pinned hub
+    one, was not listed, or matches no ``_metadata.json``: ``datasets`` resolves those (and
+    says what it cannot find)."""
+    from fsspec.utils import glob_translate
+
+    splits = pinned if isinstance(pinned, Mapping) else {"train": pinned}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for split, patterns in splits.items():
+        items = [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
+        found: list[tuple[str, str]] = []
+        for pattern in items:
+            if not is_hub_uri(pattern):
+                return None
+            path = parse_hub_uri(str(pattern))
+            files = listings.get((path.repo_id, path.revision or ""))
+            if files is None:
+                return None
+            wanted = path.path_in_repo
+            if _GLOB_CHARS.search(wanted):
+                match = re.compile(glob_translate(wanted)).match
+                hidden = any(part.startswith((".", "__")) for part in wanted.split("/"))
+                names = [
+                    f
+                    for f in files
+                    if f.rsplit("/", 1)[-1] == METADATA_FILENAME
+                    and match(f)
+                    and (hidden or not any(p.startswith((".", "__")) for p in f.split("/")))
+                ]
+            elif wanted.rsplit("/", 1)[-1] == METADATA_FILENAME and wanted in files:
+                names = [wanted]
+            else:
+                return None
+            if not names:
+                return None
+            sha = path.revision or ""
+            found += [(HubPath(path.repo_id, f, sha).revision_uri, sha) for f in sorted(names)]
+        out[str(split)] = list(dict.fromkeys(found))
+    return out
+
+
 def hub_data_dir_files(data_dir: str, *, token: str | bool | None = None) -> dict[str, list[str]]:
     """Split -> pinned ``_metadata.json`` URIs for an ``hf://`` ``data_dir``.
 
@@ -91,8 +148,9 @@ def hub_data_dir_files(data_dir: str, *, token: str | bool | None = None) -> dic
         HubError: see :func:`resolve_revision`.
     """
     path = parse_hub_uri(data_dir)
-    sha = resolve_revision(path.repo_id, path.revision, token=token)
-    files = list_files(path.repo_id, sha, token)
+    sha, files = resolve_revision_files(path.repo_id, path.revision, token=token)
+    if files is None:
+        files = list_files(path.repo_id, sha, token)
     base = path.path_in_repo
 
     def metadata_uri(folder: str) -> str:

@@ -209,7 +209,13 @@ class OrderedReads:
         seen = self.reader.__dict__.setdefault("_ahead_seen", [0, 0])
         remote = self.reader.is_remote
         return read_ahead(
-            self.reader._read_now, rows, options, seen, daemon=remote, group_rows=ahead.GROUP_ROWS
+            self.reader._read_now,
+            rows,
+            options,
+            seen,
+            daemon=remote,
+            group_rows=ahead.GROUP_ROWS,
+            in_flight=ahead.REMOTE_IN_FLIGHT if remote else None,
         )
 
     def _epoch_order(self, epoch: int) -> np.ndarray:
