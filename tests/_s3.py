@@ -74,6 +74,10 @@ class FaultProxy:
         self.latency = 0.0  # seconds added before every answer
         self._faults: list[S3Fault] = []
         self._lock = threading.Lock()
+        # S3 decides conditional PUTs (If-None-Match, If-Match) atomically; moto checks the
+        # condition and then stores, in two steps that two server threads can interleave.
+        # The proxy forwards conditional PUTs one at a time, so moto decides them as S3 does.
+        self._conditional = threading.Lock()
         self.requests: list[ProxiedRequest] = []  # every request, in the order they came
         self._server = _ProxyServer(("127.0.0.1", 0), _ProxyHandler)
         self._server.proxy = self
@@ -210,6 +214,18 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             self._answer_error(fault.status)
             proxy._ended(number)
             return
+        conditional = self.command == "PUT" and (
+            "If-None-Match" in self.headers or "If-Match" in self.headers
+        )
+        if conditional:
+            with proxy._conditional:
+                response, data = self._send_upstream(body)
+        else:
+            response, data = self._send_upstream(body)
+        self._answer(number, fault, response, data)
+
+    def _send_upstream(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+        proxy = self.server.proxy
         if self._upstream is None:
             self._upstream = http.client.HTTPConnection(*proxy.upstream, timeout=60)
         upstream = self._upstream
@@ -220,7 +236,16 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         if body:
             upstream.send(body)
         response = upstream.getresponse()
-        data = response.read()
+        return response, response.read()
+
+    def _answer(
+        self,
+        number: int,
+        fault: S3Fault | None,
+        response: http.client.HTTPResponse,
+        data: bytes,
+    ) -> None:
+        proxy = self.server.proxy
         self.send_response(response.status, response.reason)
         for key, value in response.getheaders():
             if key.lower() not in _HOP_BY_HOP:

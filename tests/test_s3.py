@@ -468,6 +468,9 @@ def test_a_writer_killed_mid_append_leaves_the_old_root_and_the_next_append_succ
     assert f"root/{LOCK_NAME}" not in s3.keys(bucket, "root/")
 
 
+_RACES = 20  # two writers at once, this many times: one publishes, every time
+
+
 def test_one_writer_at_a_time(s3, tmp_path, monkeypatch):
     from hf_lvf.write import store_roots
 
@@ -480,41 +483,47 @@ def test_one_writer_at_a_time(s3, tmp_path, monkeypatch):
         write_frames(uri, _videos(["b"]), mode="append", storage_options=options)
     _assert_same(_all_windows(uri, options), before)
 
-    # Two writers that pass the lock at the same moment (pyarrow cannot write an object only
-    # if it is absent): the checks before the PUT let one publish; the other raises and
-    # publishes nothing. The root holds the winner's videos, whole.
+    # Two writers that pass the lock at the same moment (as if the lock were not there), 20
+    # times: the conditional PUT of _metadata.json lets exactly one publish; the other raises,
+    # naming the root, and publishes nothing. The root holds every winner's videos, whole.
     monkeypatch.setattr(store_roots, "store_write_lock", lambda uri, options: nullcontext())
-    both_writing = threading.Barrier(2, timeout=60)
-    outcome: dict[str, object] = {}
+    expected = ["a"]
+    for race in range(_RACES):
+        both_writing = threading.Barrier(2, timeout=120)
+        outcome: dict[str, object] = {}
 
-    def frames(seed: int):
-        yield from make_frames(3, 32, 48, seed=seed)
-        both_writing.wait()
-        yield from make_frames(3, 32, 48, seed=seed + 1)
+        def frames(seed: int, barrier=both_writing):
+            yield from make_frames(3, 32, 48, seed=seed)
+            barrier.wait()
+            yield from make_frames(3, 32, 48, seed=seed + 1)
 
-    def append(key: str, seed: int) -> None:
-        try:
-            videos = [(key, frames(seed), None)]
-            write_frames(uri, videos, mode="append", storage_options=options)
-            outcome[key] = "published"
-        except BlockingIOError as err:
-            outcome[key] = err
+        def append(key: str, seed: int, outcome=outcome) -> None:
+            try:
+                videos = [(key, frames(seed), None)]
+                write_frames(uri, videos, mode="append", storage_options=options)
+                outcome[key] = "published"
+            except BlockingIOError as err:
+                outcome[key] = err
 
-    threads = [threading.Thread(target=append, args=(k, s)) for k, s in (("x", 1), ("y", 5))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    winners = [k for k, v in outcome.items() if v == "published"]
-    assert len(winners) == 1, outcome
-    [loser] = [v for v in outcome.values() if v != "published"]
-    assert "another writer changed" in str(loser) and "nothing was published" in str(loser)
-    layout = hf_lvf.read_layout(uri, storage_options=options)
-    assert layout.paths_of(np.arange(len(layout))) == ["a", winners[0]]
-    assert len(_all_windows(uri, options)[0]) == len(before[0]) + 2  # 6 frames, hop 2
-    # The next writer finds no lock in its way and appends after the winner.
+        keys = (f"x{race}", f"y{race}")
+        threads = [threading.Thread(target=append, args=(k, 2 * i)) for i, k in enumerate(keys)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        winners = [k for k, v in outcome.items() if v == "published"]
+        assert len(winners) == 1, (race, outcome)
+        [loser] = [v for v in outcome.values() if v != "published"]
+        message = str(loser)
+        assert "another writer changed" in message and "nothing was published" in message
+        assert repr(uri) in message, message
+        expected.append(winners[0])
+        layout = hf_lvf.read_layout(uri, storage_options=options)
+        assert layout.paths_of(np.arange(len(layout))) == expected, race
+    assert len(_all_windows(uri, options)[0]) == len(before[0]) + 2 * _RACES  # 6 frames, hop 2
+    # The next writer finds no lock in its way and appends after the winners.
     write_frames(uri, _videos(["z"]), mode="append", storage_options=options)
-    assert len(hf_lvf.read_layout(uri, storage_options=options)) == 3
+    assert len(hf_lvf.read_layout(uri, storage_options=options)) == _RACES + 2
 
 
 def test_a_stale_lock_from_another_host_is_taken_over(s3, monkeypatch):

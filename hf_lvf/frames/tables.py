@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..errors import LayoutError, ParameterError
+from ..errors import LayoutError, ParameterError, RootBusyError
 from ..layout.frame_fields import FRAME_COLUMNS
 from ..location.store import is_object_store_uri, store_has_table
 from .forks import _enter_lance
@@ -203,17 +203,28 @@ def commit_append(
         The new version.
     """
     import lance
+    from lance.commit import CommitConflictError
 
     _enter_lance(str(folder))
     if not fragments:
         raise ParameterError("cannot append no fragments")
     options = {"storage_options": storage_options}
-    latest = lance.dataset(str(folder), **options)
-    if latest.version != base:
-        lance.dataset(str(folder), version=base, **options).restore()
+    busy = f"another writer changed {str(folder)!r} at the same moment (its Lance table)"
+    try:
         latest = lance.dataset(str(folder), **options)
-    operation = lance.LanceOperation.Append(list(fragments))
-    ds = lance.LanceDataset.commit(str(folder), operation, read_version=latest.version, **options)
+        if latest.version != base:
+            lance.dataset(str(folder), version=base, **options).restore()
+            latest = lance.dataset(str(folder), **options)
+        mine = [f.path for fragment in fragments for f in fragment.files]
+        expected = {*_data_files(latest), *mine}
+        append = lance.LanceOperation.Append(list(fragments))
+        ds = lance.LanceDataset.commit(str(folder), append, read_version=latest.version, **options)
+    except CommitConflictError as err:  # a concurrent restore or commit lance cannot rebase on
+        raise RootBusyError(f"{busy}; nothing was published: run this write again ({err})") from err
+    # lance rebases an Append on one committed meanwhile: that version holds the other
+    # writer's rows too, which this writer's _metadata.json would not describe.
+    if _data_files(ds) != expected:
+        raise RootBusyError(f"{busy}; nothing was published: run this write again")
     return ds.version
 
 
@@ -332,7 +343,10 @@ def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[
     import lance
 
     _enter_lance(str(folder))
-    ds = lance.dataset(str(folder), version=version, **options)
+    return _data_files(lance.dataset(str(folder), version=version, **options))
+
+
+def _data_files(ds: Any) -> set[str]:
     return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
 
 

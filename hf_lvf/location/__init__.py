@@ -13,6 +13,14 @@ for a folder without ``_metadata.json``), with a one-line message that says what
 to do; the original is chained.
 """
 
+from .conditional import (
+    ABSENT,
+    PreconditionFailed,
+    conditional_puts,
+    etag_of,
+    ignore_conditions,
+    put_if,
+)
 from .digests import cache_dir, forget_digests
 from .files import (
     join_uri,
@@ -67,6 +75,12 @@ from .store import (
 from .store_options import lance_options
 
 __all__ = [
+    "ABSENT",
+    "PreconditionFailed",
+    "conditional_puts",
+    "etag_of",
+    "ignore_conditions",
+    "put_if",
     "LANCE_DIRS",
     "METADATA_FILENAME",
     "REPO_TYPE",

@@ -52,9 +52,15 @@ from ..frames import LANCE_VERSION_FIELD, referenced_data_files, table_state
 from ..layout import METADATA_FILENAME, read_layout
 from ..layout.text import encode_metadata
 from ..location import (
+    ABSENT,
+    PreconditionFailed,
+    conditional_puts,
     delete_store_file,
+    etag_of,
+    ignore_conditions,
     list_store_files,
     parse_store_uri,
+    put_if,
     read_store_file,
     store_file_identity,
     write_store_file,
@@ -96,9 +102,11 @@ def store_write_lock(uri: str, storage_options: Mapping[str, str] | None) -> Ite
     """Hold the writer's lock of the root at ``uri`` (see the module docstring).
 
     Raises:
-        BlockingIOError: another live writer holds it.
+        BlockingIOError: another live writer holds it, or took it at the same moment.
     """
     lock = f"{uri}/{LOCK_NAME}"
+    conditional = conditional_puts(lock, storage_options)
+    seen = _lock_identity(lock, storage_options) if conditional else None
     holder = _read_holder(lock, storage_options)
     if holder is not None and _holder_alive(holder):
         raise RootBusyError(
@@ -109,20 +117,50 @@ def store_write_lock(uri: str, storage_options: Mapping[str, str] | None) -> Ite
     if holder is not None:
         logger.warning("taking over the lock of %s from a writer that is gone (%s)", uri, holder)
     mine = {"id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid()}
+    tag = ABSENT if seen is None else etag_of(seen)
+    if holder is None:
+        tag = ABSENT  # it was deleted between the look-up and the read
 
-    def beat() -> None:
-        body = {**mine, "heartbeat": time.time(), "writer": f"hf_lvf {__version__}"}
-        write_store_file(lock, msgspec.json.encode(body), storage_options)
+    def body() -> bytes:
+        return msgspec.json.encode(
+            {**mine, "heartbeat": time.time(), "writer": f"hf_lvf {__version__}"}
+        )
 
-    beat()
-    if (_read_holder(lock, storage_options) or {}).get("id") != mine["id"]:
+    def beat(text: bytes) -> None:
+        nonlocal tag, conditional
+        if conditional:
+            # Created only if absent, taken over only from the holder judged gone, renewed
+            # only if still this writer's: of writers racing for it, exactly one gets it.
+            try:
+                new = put_if(lock, text, storage_options, match=tag)
+            except PreconditionFailed as err:
+                raise RootBusyError(
+                    f"another process took the lock of {uri!r} at the same moment "
+                    f"({lock!r}); wait for it to finish"
+                ) from err
+            if new is not None:
+                tag = new
+                return
+            conditional = False  # the store answered that it takes no conditional PUT
+        write_store_file(lock, text, storage_options)
+
+    first = body()
+    beat(first)
+    if conditional:
+        conditional = _honours_conditions(lock, first, storage_options)
+    elif (_read_holder(lock, storage_options) or {}).get("id") != mine["id"]:
         raise RootBusyError(f"another process took the lock of {uri!r} at the same moment")
     stop = threading.Event()
 
     def keep_alive() -> None:
         while not stop.wait(_HEARTBEAT_S):
-            with contextlib.suppress(OSError):  # a missed beat: the next one may land
-                beat()
+            try:
+                beat(body())
+            except RootBusyError:  # taken over (this writer was silent too long): stop
+                logger.warning("another writer took over the lock of %s", uri)
+                return
+            except OSError:  # a missed beat: the next one may land
+                pass
 
     thread = threading.Thread(target=keep_alive, name="hf_lvf-lock", daemon=True)
     thread.start()
@@ -134,6 +172,29 @@ def store_write_lock(uri: str, storage_options: Mapping[str, str] | None) -> Ite
         with contextlib.suppress(OSError):
             if (_read_holder(lock, storage_options) or {}).get("id") == mine["id"]:
                 delete_store_file(lock, storage_options)
+
+
+def _lock_identity(lock: str, options: Mapping[str, str] | None) -> str | None:
+    try:
+        return store_file_identity(lock, options)
+    except FileNotFoundError:
+        return None
+
+
+def _honours_conditions(lock: str, text: bytes, options: Mapping[str, str] | None) -> bool:
+    """Whether the store refuses a PUT "if absent" of the lock just created: an
+    S3-compatible server that ignores the header would let every writer in."""
+    try:
+        put_if(lock, text, options, match=ABSENT)
+    except PreconditionFailed:
+        return True
+    ignore_conditions(lock, options)
+    logger.warning(
+        "the object store of %s ignores conditional PUTs (If-None-Match): two writers starting "
+        "at the same moment are told apart only by checks before publishing",
+        lock,
+    )
+    return False
 
 
 # --- publishing _metadata.json --------------------------------------------------------------
@@ -157,25 +218,38 @@ def publish_metadata(
     latest: bool = True,
 ) -> str | None:
     """PUT ``text`` as ``_metadata.json`` if that is still ``expect`` (an identity, ``None``:
-    absent, or ``_ANY``) and, with ``latest``, Lance ``version`` (the one ``text`` names) is
-    the table's latest; return its new identity.
+    absent, or ``_ANY``); return its new identity.
+
+    On a store that takes conditional PUTs (S3) the PUT itself carries the condition
+    (``If-None-Match: *``, ``If-Match: <ETag>``): of writers publishing over the same file,
+    exactly one succeeds. Elsewhere it is checked just before an ordinary PUT, with, if
+    ``latest``, Lance ``version`` (the one ``text`` names) still the table's latest.
 
     Raises:
         BlockingIOError: another writer changed the root meanwhile; nothing was written.
     """
-    newest = table_state(uri, storage_options=options)[0] if latest else version
-    current = _identity(uri, options) if expect != _ANY else _ANY
-    if newest != version or current != expect:
-        what = (
-            f"Lance version {newest} was committed after this one's ({version})"
-            if newest != version
-            else f"{METADATA_FILENAME} changed"
-        )
-        raise RootBusyError(
+    path = f"{uri}/{METADATA_FILENAME}"
+
+    def busy(what: str) -> RootBusyError:
+        return RootBusyError(
             f"another writer changed {uri!r} while this one was writing ({what}); nothing was "
             "published and the root reads as the other writer left it: run this write again"
         )
-    write_store_file(f"{uri}/{METADATA_FILENAME}", text, options)
+
+    if expect != _ANY and conditional_puts(path, options):
+        try:
+            tag = put_if(path, text, options, match=ABSENT if expect is None else etag_of(expect))
+        except PreconditionFailed as err:
+            raise busy(f"{METADATA_FILENAME} changed") from err
+        if tag is not None:
+            return f"{len(text)}-{tag}"
+    newest = table_state(uri, storage_options=options)[0] if latest else version
+    current = _identity(uri, options) if expect != _ANY else _ANY
+    if newest != version:
+        raise busy(f"Lance version {newest} was committed after this one's ({version})")
+    if current != expect:
+        raise busy(f"{METADATA_FILENAME} changed")
+    write_store_file(path, text, options)
     return _identity(uri, options)
 
 
