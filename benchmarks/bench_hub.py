@@ -10,7 +10,7 @@ round trip a pass in a new order starts with is the same whatever follows, and i
 apart (the first streaming window).
 
     python benchmarks/bench_hub.py            # 12 videos x 200 frames, 224x224 (~6 min)
-    python benchmarks/bench_hub.py --quick    # 4 videos x 100 frames, one round
+    python benchmarks/bench_hub.py --quick    # 4 videos x 100 frames, 50 ms only, one round
     python benchmarks/bench_hub.py --latencies 50 --cases "shuffled,DataLoader"
 
 Columns (window_length 16, hop 4):
@@ -301,7 +301,9 @@ def _run_child(args, tmp: Path, root: Path, latency: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--latencies", default="0,20,50", help="ms added per answer")
+    parser.add_argument(
+        "--latencies", default=None, help="ms added per answer (0,20,50; --quick: 50)"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
     parser.add_argument("--sha", help=argparse.SUPPRESS)
@@ -318,6 +320,7 @@ def main() -> None:
     if args.child:
         child(args)
         return
+    args.latencies = args.latencies or ("50" if args.quick else "0,20,50")
     args.windows = args.windows or (64 if args.quick else 480)
     args.rounds = args.rounds or (1 if args.quick else 3)
     from hf_lvf.write.synthetic import write_synthetic_root
