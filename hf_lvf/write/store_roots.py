@@ -21,14 +21,18 @@ rename, so the same promises are kept another way:
 - **One writer at a time.** A writer holds a lock object, ``.hf_lvf-writer.json`` in the
   root, with its host, pid and a heartbeat renewed every ``_HEARTBEAT_S``; a second writer
   that finds it fails at once (``BlockingIOError``). A lock whose holder is dead (same host,
-  no such pid) or silent for ``_LOCK_STALE_S`` is taken over. pyarrow cannot write an object
-  only if it is absent, so two writers starting within the same moment can both take the
-  lock; then the checks made just before the PUT decide: a writer publishes only if its Lance
-  version is still the latest and ``_metadata.json`` is still the one it started from
-  (absent for a create), else it raises ``BlockingIOError`` and publishes nothing. What is
-  left is a window of one round trip between those checks and the PUT; if two writers
-  publish within it, the last PUT wins and the other's videos are not in the root, which
-  is still whole (every ``_metadata.json`` names a committed version holding its rows).
+  no such pid) or silent for ``_LOCK_STALE_S`` is taken over. On S3 the lock is created
+  with a conditional PUT (``If-None-Match: *``), taken over and renewed with ``If-Match``
+  (:mod:`hf_lvf.location.conditional`), and so is ``_metadata.json`` (absent for a create,
+  the ETag it started from for an append): of two writers, exactly one publishes, the other
+  raises ``BlockingIOError`` and publishes nothing. An append also refuses a Lance version
+  that lance rebased on another writer's (:func:`hf_lvf.frames.commit_append`). Where no
+  conditional PUT can be sent (``gs://``, ``az://``, credentials pyarrow finds itself, a
+  store that ignores the headers) the checks made just before an ordinary PUT decide: its
+  Lance version still the latest and ``_metadata.json`` still the one it started from. What
+  is left there is one round trip between those checks and the PUT; if two writers publish
+  within it, the last PUT wins and the other's videos are not in the root, which is still
+  whole (every ``_metadata.json`` names a committed version holding its rows).
 """
 
 from __future__ import annotations
