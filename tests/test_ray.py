@@ -129,9 +129,10 @@ def test_blocks_pass_rays_target_alone_and_reuse_only_free_memory(root, want):
         assert [crc(v) for v in _numpy(block)["video"]] == [
             want[int(i)] for i in block["sample_idx"].to_numpy()
         ]
-    # Three arrays in turn: the block the loop holds, the one handed on next, the one read
-    # ahead while the loop runs.
-    assert len(addresses) == 8 and len(set(addresses)) == 3
+    # At most three arrays in turn: the block the loop holds, the one handed on next, the one
+    # read ahead while the loop runs (two when the read ahead has not started yet as a block
+    # is let go, which the machine's load decides: 2 of 3 runs on a loaded machine).
+    assert len(addresses) == 8 and len(set(addresses)) <= 3
 
 
 def _numpy(block) -> dict:
