@@ -65,6 +65,7 @@ from .store import (
     download_store_root,
     is_object_store_uri,
     list_store_files,
+    object_identity,
     parse_store_uri,
     read_store_file,
     secret_values,
@@ -131,6 +132,7 @@ __all__ = [
     "store_data_files",
     "store_file_exists",
     "store_file_identity",
+    "object_identity",
     "videos_hint",
     "write_store_file",
 ]

@@ -253,6 +253,11 @@ def list_store_folders(uri: str, storage_options: Mapping[str, Any] | None = Non
     return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory)
 
 
+def object_identity(size: int, etag: str) -> str:
+    """:func:`store_file_identity` of an object of ``size`` bytes whose ETag is ``etag``."""
+    return f"{size}-{etag.strip(chr(34))}"
+
+
 def store_file_identity(uri: str, storage_options: Mapping[str, Any] | None = None) -> str:
     """A string that changes whenever the file at ``uri`` changes: ``"<size>-<ETag>"`` for an
     object (one HEAD request), ``"<size>-<mtime_ns>"`` for a local file. For keying caches of
@@ -272,7 +277,7 @@ def store_file_identity(uri: str, storage_options: Mapping[str, Any] | None = No
         try:
             meta = {_text(k).lower(): _text(v) for k, v in (handle.metadata() or {}).items()}
             tag = meta.get("etag") or meta.get("last-modified") or ""
-            return f"{handle.size()}-{tag.strip(chr(34))}"
+            return object_identity(handle.size(), tag)
         finally:
             handle.close()
 

@@ -63,6 +63,7 @@ from ..location import (
     etag_of,
     ignore_conditions,
     list_store_files,
+    object_identity,
     parse_store_uri,
     put_if,
     read_store_file,
@@ -246,7 +247,7 @@ def publish_metadata(
         except PreconditionFailed as err:
             raise busy(f"{METADATA_FILENAME} changed") from err
         if tag is not None:
-            return f"{len(text)}-{tag}"
+            return object_identity(len(text), tag)
     newest = table_state(uri, storage_options=options)[0] if latest else version
     current = _identity(uri, options) if expect != _ANY else _ANY
     if newest != version:
