@@ -64,22 +64,33 @@ def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
     assert not np.array_equal(source[5], source[6])
 
 
-def test_two_cameras_one_root_each_same_numbering(tmp_path: Path) -> None:
-    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+def test_two_cameras_one_root_every_camera_a_stream(tmp_path: Path) -> None:
+    columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
     summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
-    assert summary.num_videos == 3 and summary.num_frames == 32
-    tables = {cam: _table(tmp_path / "root" / cam) for cam in (TOP, WRIST)}
-    metas = {
-        cam: json.loads((tmp_path / "root" / cam / "_metadata.json").read_text())
-        for cam in (TOP, WRIST)
+    assert summary.num_videos == 3 and summary.num_frames == 16
+    assert sorted(p.name for p in (tmp_path / "root").iterdir() if p.is_dir()) == [
+        "_transactions",
+        "_versions",
+        "data",
+    ]  # one root, not one per camera
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["video_column"] == TOP
+    assert meta["streams"] == {
+        WRIST: {"H": 64, "W": 64, "encoding": "png", "quality": None, "lossless": True}
     }
-    for key in ("video_id", "frame_idx", "timestamp", "index"):
-        assert tables[TOP].column(key).to_pylist() == tables[WRIST].column(key).to_pylist()
-    assert [(v["key"], v["T"], v["start_row"]) for v in metas[TOP]["videos"]] == [
-        (v["key"], v["T"], v["start_row"]) for v in metas[WRIST]["videos"]
-    ]
-    assert tables[TOP].column("bytes").to_pylist() != tables[WRIST].column("bytes").to_pylist()
-    assert metas[WRIST]["lineage"]["camera"] == WRIST
+    table = _table(tmp_path / "root").flatten().flatten()
+    # The per-frame fields are stored once, beside both cameras.
+    assert table.column_names.count("observation.state") == 1
+    np.testing.assert_array_equal(
+        np.stack(table.column("observation.state").to_numpy(zero_copy_only=False)),
+        columns["observation.state"],
+    )
+    for camera, name in ((TOP, "bytes"), (WRIST, f"{WRIST}")):
+        stored = [np.asarray(Image.open(io.BytesIO(b))) for b in table.column(name).to_pylist()]
+        source = decode_rgb(tmp_path / f"ds/videos/{camera}/chunk-000/file-000.mp4")
+        for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+            np.testing.assert_array_equal(a, b, err_msg=f"{camera} frame {i}")
+    assert table.column("bytes").to_pylist() != table.column(WRIST).to_pylist()
 
 
 def test_one_camera_of_two(tmp_path: Path) -> None:
@@ -192,10 +203,10 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
     convert_videos(tmp_path / "one", out, workers=0)
     write_lerobot(tmp_path / "ds", lengths=(4, 6), cameras=(TOP, WRIST))
     convert_videos(tmp_path / "ds", out, workers=0, mode="overwrite")
-    assert sorted(p.name for p in out.iterdir()) == [TOP, WRIST]  # no old _metadata.json
-    old = {cam: _episodes(out / cam) for cam in (TOP, WRIST)}
-    assert old == {cam: [("ds/episode_000000", 4), ("ds/episode_000001", 6)] for cam in old}
-    # a failure in the second camera, after the first is complete, leaves both as they were
+    old = _episodes(out)
+    assert old == [("ds/episode_000000", 4), ("ds/episode_000001", 6)]
+    assert WRIST in json.loads((out / "_metadata.json").read_text())["streams"]
+    # a failure in the second camera leaves the root as it was
     write_lerobot(tmp_path / "new", lengths=(3, 3, 3), cameras=(TOP, WRIST))
     video = tmp_path / f"new/videos/{WRIST}/chunk-000/file-000.mp4"
     video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
@@ -204,7 +215,7 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
         pytest.raises(VideoDecodeError, match="none of the 3 input videos"),
     ):
         convert_videos(tmp_path / "new", out, workers=0, mode="overwrite")
-    assert {cam: _episodes(out / cam) for cam in (TOP, WRIST)} == old
+    assert _episodes(out) == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "new", "one", "root"]
     with pytest.raises(ValueError, match=r"is inside '.*/new', which overwrite=True"):
         convert_videos(tmp_path / "new", tmp_path / "new", workers=0, mode="overwrite")

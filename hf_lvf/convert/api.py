@@ -19,6 +19,7 @@ from ..frames.main_guard import check_main_guard
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
 from ..write.append import WriteMode, resolve_mode
+from ..write.streams import stream_entries
 from .appending import (
     _destination,
     _known_labels,
@@ -27,7 +28,7 @@ from .appending import (
 )
 from .decoding import OnError, _FrameOptions, _import_av
 from .entries import _entries, check_field_schemas, check_joins
-from .imports import Resolved, cameras_of, each_camera, import_scratch, lerobot_files, resolve
+from .imports import Resolved, cameras_of, import_scratch, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
     _convert_one,
@@ -173,10 +174,11 @@ def convert_videos(
         storage_options: for a root on an object store, lance's options (credentials,
             endpoint); they travel with each task to the workers (in the pickle), and are
             written nowhere. Without them, the workers' environment (``AWS_*``) is used.
-        camera: a LeRobot dataset's camera(s) to convert (default: all). One camera is
-            written to ``root``; several are written one root per camera, ``root/<camera>``,
-            all with the same videos, frame numbering and per-frame fields, so window ``i``
-            of each root holds the same frames of the same episode.
+        camera: a LeRobot dataset's camera(s) to convert (default: all), into one root: the
+            first is stored in ``bytes`` (and named by ``video_column``), every other one
+            as an image stream of its key (FORMAT.md, "Image streams"), each decoded at its
+            own times; the per-frame fields are stored once. A sample holds every camera
+            under its key.
         spans: captioned time spans keyed by file: a pyarrow Table, pandas DataFrame, list
             of dicts or a .csv/.jsonl/.parquet file with a file column (``file_name``,
             ``path``, ``key``, ``videoID`` or ``YoutubeID``, matched against each input's
@@ -219,7 +221,6 @@ def convert_videos(
         >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
         (120, 1)
     """
-    arguments = dict(locals())
     started = time.perf_counter()
     check_splits(splits)
     mode = resolve_mode(mode, overwrite)
@@ -240,9 +241,7 @@ def convert_videos(
     files = lerobot_files(inputs)
     if files is not None:
         cameras = cameras_of(files, camera)
-        if len(cameras) > 1:
-            return each_camera(convert_videos, arguments, cameras, started)
-        camera = cameras[0]
+        camera = cameras[0] if len(cameras) == 1 else cameras
     elif camera is not None:
         raise ParameterError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
@@ -393,6 +392,7 @@ def _convert(
             )
         else:
             metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
+            metadata |= _streams(converted, entries, options, resolved.lineage)
             _write_new_root(
                 scratch,
                 folder,
@@ -411,6 +411,30 @@ def _convert(
         skipped=tuple(SkippedVideo(p, r) for p, r in duplicates) + skipped,
         seconds=time.perf_counter() - started,
     )
+
+
+def _streams(
+    converted: list[_Result],
+    entries: list[dict[str, Any]],
+    options: _FrameOptions,
+    lineage: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``video_column`` and ``streams`` of a new root (a LeRobot root: its first camera, and
+    its other cameras as image streams, FORMAT.md); each entry states its streams' sizes
+    where they differ from the root's."""
+    found: dict[str, Any] = {}
+    if lineage.get("source_format") == "lerobot":
+        found["video_column"] = lineage.get("camera", "video")
+    names = list(converted[0].stream_sizes)
+    if names:
+        sizes = [r.stream_sizes for r in converted]
+        found["streams"], own = stream_entries(
+            names, sizes, codec=options.codec, quality=options.quality, lossless=options.lossless
+        )
+        for entry, differ in zip(entries, own, strict=True):
+            if differ:
+                entry["streams"] = differ
+    return found
 
 
 def _progress_bar(total: int, *, enabled: bool) -> Any:

@@ -205,6 +205,8 @@ def _write_new_root(
         n_skipped=facts["n_skipped"],
         lineage=facts["lineage"],
         schema=schema,
+        video_column=facts.get("video_column", "video"),
+        streams=facts.get("streams"),
     )
     if facts["measured"] is not None:
         metadata["fidelity"] = fidelity_summary(entries, facts["measured"])

@@ -9,12 +9,15 @@ The layout (LeRobot v3, ``codebase_version`` ``v3.0``): ``meta/info.json`` (``fp
 ``to_timestamp``), ``meta/tasks.parquet``, ``data/chunk-*/file-*.parquet`` (per frame) and
 ``videos/<camera>/chunk-*/file-*.mp4`` (several episodes a file).
 
-Cameras: one root per camera, all with the same videos (episodes), frame numbering and
-per-frame fields, so windows ``i`` of each are the same frames of the same episode.
+Cameras: one root; the first camera (or the first asked for) is ``bytes`` and
+``video_column``, every other one an image stream of its key (FORMAT.md, "Image streams"),
+each decoded at its own ``from_timestamp`` plus the frame's ``timestamp``; the per-frame
+fields are stored once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -124,8 +127,11 @@ def _values(column: pa.ChunkedArray, name: str) -> Any | None:
     return values.reshape((len(column), *shape))
 
 
-def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) -> LeRobotImport:
-    """The episodes of a LeRobot v3 dataset as sources for ``camera``.
+def lerobot_sources(
+    files: RepoFiles, camera: str, *, fps: float | None = None, streams: tuple[str, ...] = ()
+) -> LeRobotImport:
+    """The episodes of a LeRobot v3 dataset as sources for ``camera`` (``bytes``), with the
+    cameras ``streams`` as image streams.
 
     Raises:
         ValueError: not a v3 dataset, an unknown camera, ``fps`` other than the dataset's, or
@@ -134,11 +140,12 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     """
     info = _info(files)
     cameras = tuple(k for k, v in info["features"].items() if v.get("dtype") == "video")
-    if camera not in cameras:
-        raise ParameterError(
-            f"camera {camera!r} is not a video feature of LeRobot dataset {files.folder!r} "
-            f"(its cameras: {list(cameras)!r})"
-        )
+    for name in (camera, *streams):
+        if name not in cameras:
+            raise ParameterError(
+                f"camera {name!r} is not a video feature of LeRobot dataset {files.folder!r} "
+                f"(its cameras: {list(cameras)!r})"
+            )
     rate = float(info["fps"])
     if fps is not None and float(fps) != rate:
         raise ParameterError(
@@ -160,10 +167,11 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
         by_data_file.setdefault(where, []).append(episode)
     videos = [
         video_path.format(
-            video_key=camera,
-            chunk_index=e[f"videos/{camera}/chunk_index"],
-            file_index=e[f"videos/{camera}/file_index"],
+            video_key=name,
+            chunk_index=e[f"videos/{name}/chunk_index"],
+            file_index=e[f"videos/{name}/file_index"],
         )
+        for name in (camera, *streams)
         for e in episodes
     ]
     files.prefetch_behind(list(dict.fromkeys(videos)))  # while the workers start
@@ -176,14 +184,48 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
         index = data.column("episode_index").to_numpy()
         for episode in group:
             rows = data.filter(pa.array(index == episode["episode_index"]))
-            sources.append(
-                _episode_source(files, episode, rows, camera, video_path, rate, tasks, rel)
-            )
+            source = _episode_source(files, episode, rows, camera, video_path, rate, tasks, rel)
+            sources.append(_with_cameras(source, files, episode, rows, streams, video_path))
     lineage = files.lineage("lerobot") | {
         "camera": camera,
+        **({"cameras": [camera, *streams]} if streams else {}),
         "codebase_version": info.get("codebase_version"),
     }
     return LeRobotImport(sources, rate, cameras, lineage)
+
+
+def _camera_clip(
+    files: RepoFiles, episode: dict[str, Any], rows: pa.Table, camera: str, video_path: str
+) -> tuple[str, tuple[float, ...]]:
+    """``(the camera's video file, the times of the episode's frames in it)``: LeRobot's query,
+    ``from_timestamp`` (float64) plus the frame's float32 ``timestamp``."""
+    start = float(episode[f"videos/{camera}/from_timestamp"])
+    stamps = rows.sort_by("frame_index").column("timestamp").to_numpy().astype(np.float32)
+    rel = video_path.format(
+        video_key=camera,
+        chunk_index=episode[f"videos/{camera}/chunk_index"],
+        file_index=episode[f"videos/{camera}/file_index"],
+    )
+    return rel, tuple(start + float(t) for t in stamps)
+
+
+def _with_cameras(
+    source: _Source,
+    files: RepoFiles,
+    episode: dict[str, Any],
+    rows: pa.Table,
+    streams: tuple[str, ...],
+    video_path: str,
+) -> _Source:
+    """``source`` with the cameras ``streams`` as image streams of its clip."""
+    if not streams:
+        return source
+    extra = []
+    for name in streams:
+        rel, times = _camera_clip(files, episode, rows, name, video_path)
+        extra.append((name, files.uri(rel), times))
+    clip = dataclasses.replace(source.clip, streams=tuple(extra))
+    return dataclasses.replace(source, clip=clip)
 
 
 def _episode_source(
