@@ -371,7 +371,10 @@ def _first_streams(video: VideoInput, video_column: str) -> list[str]:
     if isinstance(frames, Sequence | np.ndarray):
         first = frames[0] if len(frames) else None
     else:
-        items = iter(frames)
+        try:
+            items = iter(frames)
+        except TypeError:
+            return []  # refused, naming the video, where its frames are taken
         first = next(items, None)
         video.frames = items if first is None else itertools.chain([first], items)
     if first is None:
