@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .training.sampler import ClipSampler
     from .write.columns import add_frame_columns
     from .write.merge import merge_roots
+    from .write.proxies import add_proxy
     from .write.writer import write_frames
 
 # Where each public name lives (hf_lvf.<package>), imported on first use.
@@ -85,6 +86,7 @@ _HOMES = {
     "safe_dataloader": "training.loader",
     "ClipSampler": "training.sampler",
     "add_frame_columns": "write.columns",
+    "add_proxy": "write.proxies",
     "merge_roots": "write.merge",
     "write_frames": "write.writer",
 }
@@ -138,6 +140,7 @@ __all__ = [
     "WindowVideo",
     "__version__",
     "add_frame_columns",
+    "add_proxy",
     "build_card",
     "convert_videos",
     "describe",

@@ -97,3 +97,95 @@ def test_appending_keeps_the_streams(tmp_path: Path) -> None:
     assert meta["videos"][1]["streams"] == {WRIST: {"H": 4, "W": 4}}
     with pytest.raises(TypeError, match="frame 0 of video 'c' is a ndarray"):
         write_frames(root, [("c", [np.zeros((16, 24, 3), np.uint8)], None)], mode="append")
+
+
+def _psnr(a: np.ndarray, b: np.ndarray) -> float:
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255**2 / mse)
+
+
+def _smooth(n: int, height: int, width: int, seed: int) -> list[np.ndarray]:
+    """Frames of smooth gradients with a moving square: what a camera sees, not noise."""
+    y, x = np.mgrid[0:height, 0:width]
+    frames = []
+    for i in range(n):
+        frame = np.stack(
+            [x * 255 // width, y * 255 // height, (x + y) * 255 // (width + height)], -1
+        )
+        top, left = (5 * i + seed) % (height // 2), (9 * i) % (width // 2)
+        frame[top : top + height // 4, left : left + width // 4] = (250, 40, 40)
+        frames.append(frame.astype(np.uint8))
+    return frames
+
+
+def _read_at(blobs: list[bytes], size: tuple[int, int], out: tuple[int, int]) -> np.ndarray:
+    """The frames as a read of frame_size ``out`` decodes them (the reads' own resize)."""
+    from hf_lvf.decode import start_decoding
+
+    frames = np.empty((len(blobs), *out, 3), np.uint8)
+    sizes = np.broadcast_to(size, (len(blobs), 2))
+    start_decoding(blobs, frames, np.arange(len(blobs)), expected_sizes=sizes, describe=str).wait()
+    return frames
+
+
+def test_add_proxy_adds_a_smaller_copy_without_touching_the_frames(tmp_path: Path) -> None:
+    from hf_lvf import add_proxy
+
+    a, b = _smooth(12, 144, 256, 0), _smooth(7, 96, 96, 3)
+    root = write_frames(tmp_path / "r", [("a", a, None), ("b", b, None)], codec="png")
+    before = {p.name: p.stat().st_size for p in (root / "data").iterdir()}
+    add_proxy(root, 72)
+    meta = json.loads((root / "_metadata.json").read_text())
+    assert meta["streams"] == {
+        "proxy_72": {"proxy_of": "bytes", "H": 72, "W": 128, "encoding": "jpeg", "quality": 90}
+    }
+    assert "streams" not in meta["videos"][0]
+    assert meta["videos"][1]["streams"] == {"proxy_72": {"H": 72, "W": 72}}
+    after = {p.name: p.stat().st_size for p in (root / "data").iterdir()}
+    assert {k: after[k] for k in before} == before  # the frames' data files as they were
+    table = lance.dataset(str(root)).to_table()
+    proxy = _decoded(table.column("proxy_72").to_pylist())
+    assert [p.shape for p in proxy] == [(72, 128, 3)] * 12 + [(72, 72, 3)] * 7
+    full = table.column("bytes").to_pylist()
+    # Within 35 dB of the full frames read at the proxy's size (issue 46's bar), on average;
+    # a sharp red square at 72 px costs JPEG's halved chroma a little more in a few frames.
+    expected = [
+        *_read_at(full[:12], (144, 256), (72, 128)),
+        *_read_at(full[12:], (96, 96), (72, 72)),
+    ]
+    psnrs = [_psnr(got, want) for got, want in zip(proxy, expected, strict=True)]
+    assert np.mean(psnrs) >= 35 and min(psnrs) >= 33, psnrs
+    with pytest.raises(ValueError, match="already has a column 'proxy_72'"):
+        add_proxy(root, 72)
+
+
+def test_add_proxy_names_an_undecodable_frame(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from hf_lvf import add_proxy
+
+    frames = [np.full((40, 40, 3), i, np.uint8) for i in range(4)]
+    root = write_frames(tmp_path / "r", [("clip", frames, None)])
+    ds = lance.dataset(str(root))
+    table = ds.to_table()
+    blobs = table.column("bytes").to_pylist()
+    blobs[2] = b"RIFF\x00\x00\x00\x00WEBPjunk"
+    broken = table.set_column(2, "bytes", pa.array(blobs, pa.large_binary()))
+    version = lance.write_dataset(broken, str(root), mode="overwrite").version
+    meta = json.loads((root / "_metadata.json").read_text())
+    meta["lance_version"] = version
+    (root / "_metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(Exception, match=r"frame 2 of .*'clip'"):
+        add_proxy(root, 16)
+    assert "streams" not in json.loads((root / "_metadata.json").read_text())
+
+
+def test_cli_add_proxy(tmp_path: Path, capsys) -> None:
+    from hf_lvf.cli import main
+
+    frames = [np.full((48, 64, 3), i * 20, np.uint8) for i in range(3)]
+    root = write_frames(tmp_path / "r", [("clip", frames, None)])
+    assert main(["add-proxy", str(root), "--size", "24"]) == 0
+    assert "proxy_24" in capsys.readouterr().out
+    meta = json.loads((root / "_metadata.json").read_text())
+    assert meta["streams"]["proxy_24"]["H"] == 24 and meta["streams"]["proxy_24"]["W"] == 32
