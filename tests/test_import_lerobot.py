@@ -220,3 +220,17 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
     with pytest.raises(ValueError, match=r"is inside '.*/new', which overwrite=True"):
         convert_videos(tmp_path / "new", tmp_path / "new", workers=0, mode="overwrite")
     assert (tmp_path / "new" / "meta" / "info.json").is_file()
+
+
+def test_cameras_in_the_order_asked_and_appended_to(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=[WRIST, TOP])
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["video_column"] == WRIST and list(meta["streams"]) == [TOP]
+    # A second dataset of the same cameras grows the root: its episodes carry both cameras.
+    write_lerobot(tmp_path / "ds2", lengths=(3, 3), cameras=(TOP, WRIST))
+    convert_videos(
+        tmp_path / "ds2", tmp_path / "root", workers=0, camera=[WRIST, TOP], mode="append"
+    )
+    table = _table(tmp_path / "root").flatten().flatten()
+    assert table.num_rows == 16 + 6 and table.column(TOP).null_count == 0
