@@ -234,3 +234,19 @@ def test_cameras_in_the_order_asked_and_appended_to(tmp_path: Path) -> None:
     )
     table = _table(tmp_path / "root").flatten().flatten()
     assert table.num_rows == 16 + 6 and table.column(TOP).null_count == 0
+
+
+def test_proxies_written_with_the_conversion(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, proxies=[32])
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["streams"]["proxy_32"] == {
+        "proxy_of": "bytes",
+        "H": 32,
+        "W": 32,
+        "encoding": "jpeg",
+        "quality": 90,
+    }
+    assert list(meta["streams"]) == [WRIST, "proxy_32"]
+    with pytest.raises(ValueError, match="proxies= writes proxies into a new root"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, proxies=[32], mode="append")

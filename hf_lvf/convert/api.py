@@ -19,6 +19,7 @@ from ..frames.main_guard import check_main_guard
 from ..location import is_object_store_uri, lance_options
 from ..plan.sizes import Crop
 from ..write.append import WriteMode, resolve_mode
+from ..write.proxies import add_proxy
 from ..write.streams import stream_entries
 from .appending import (
     _destination,
@@ -72,6 +73,7 @@ def convert_videos(
     spans: Any = None,
     frame_values: Any = None,
     splits: Splits = "auto",
+    proxies: Sequence[int] = (),
 ) -> ConversionSummary:
     """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
@@ -190,6 +192,9 @@ def convert_videos(
         frame_values: per-frame values keyed by file and ``frame`` (index of the converted
             frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
             per-frame field; each video needs exactly one value per converted frame.
+        proxies: shorter sides (``[224]``) of proxy streams to write into each new root once
+            its frames are (JPEG, :func:`hf_lvf.add_proxy`): reads of frames that small then
+            decode the proxy. Not with ``mode="append"`` (yet).
         splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
             ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
             per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
@@ -234,6 +239,7 @@ def convert_videos(
         crop=crop,
         fidelity=fidelity,
     )
+    proxies = _check_proxies(proxies, mode)
     check_workers(workers, executor)
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
@@ -259,7 +265,7 @@ def convert_videos(
             frame_values=frame_values,
             storage_options=storage_options,
         )
-        run = (options, started, workers, executor, lineage, progress, storage_options)
+        run = (options, started, workers, executor, lineage, progress, storage_options, proxies)
         groups = split_sources(resolved, known_labels, splits)  # and label names -> ClassLabel
         convert = functools.partial(_convert, run=run)  # (part, root, mode): one root
         return convert_splits(convert, resolved, groups, root, mode, storage_options, started)
@@ -271,7 +277,7 @@ def _convert(
     """Convert ``resolved`` to the one root ``root``; ``run``: ``(options, started, workers,
     executor, lineage, progress, storage_options)`` of :func:`convert_videos`."""
     options: _FrameOptions = run[0]
-    started, workers, executor, lineage, progress, storage_options = run[1:]
+    started, workers, executor, lineage, progress, storage_options, proxies = run[1:]
     sources, label_names = resolved.sources, resolved.label_names
     for where, reason in resolved.skipped:
         if options.on_error == "raise":
@@ -404,6 +410,8 @@ def _convert(
                 converted[0].schema or FRAME_SCHEMA,
                 storage_options,
             )
+    for size in proxies:  # the root is complete: each proxy one more atomic version
+        add_proxy(root, size, storage_options=storage_options)
     return ConversionSummary(
         root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=len(entries),
@@ -411,6 +419,19 @@ def _convert(
         skipped=tuple(SkippedVideo(p, r) for p, r in duplicates) + skipped,
         seconds=time.perf_counter() - started,
     )
+
+
+def _check_proxies(proxies: Any, mode: str) -> tuple[int, ...]:
+    if isinstance(proxies, (str, int)) or not all(
+        isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in proxies
+    ):
+        raise ParameterError(f"proxies must be a list of positive ints (sides), got {proxies!r}")
+    if proxies and mode == "append":
+        raise ParameterError(
+            "proxies= writes proxies into a new root; an appended video would have none: "
+            "convert without proxies, or convert to a new root"
+        )
+    return tuple(proxies)
 
 
 def _streams(
