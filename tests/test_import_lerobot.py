@@ -250,3 +250,21 @@ def test_proxies_written_with_the_conversion(tmp_path: Path) -> None:
     assert list(meta["streams"]) == [WRIST, "proxy_32"]
     with pytest.raises(ValueError, match="proxies= writes proxies into a new root"):
         convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, proxies=[32], mode="append")
+
+
+def test_meta_kept_fps_features_and_stats_over_every_data_file(tmp_path: Path) -> None:
+    """What a policy reads of LeRobotDataset.meta: fps, features and per-field stats (mean,
+    std, min, max per element), computed at conversion over all data files (two here)."""
+    columns = write_lerobot(tmp_path / "ds", split=2)
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())["lerobot"]
+    info = json.loads((tmp_path / "ds/meta/info.json").read_text())
+    assert meta["fps"] == FPS and meta["features"] == info["features"]
+    for name in ("observation.state", "action"):
+        values = columns[name].astype(np.float64)
+        stats = meta["stats"][name]
+        np.testing.assert_allclose(stats["mean"], values.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(stats["std"], values.std(0), rtol=1e-6)
+        np.testing.assert_array_equal(stats["min"], values.min(0))
+        np.testing.assert_array_equal(stats["max"], values.max(0))
+        assert stats["count"] == [16]

@@ -399,6 +399,7 @@ def _convert(
         else:
             metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
             metadata |= _streams(converted, entries, options, resolved.lineage)
+            metadata["header"] = resolved.header
             _write_new_root(
                 scratch,
                 folder,

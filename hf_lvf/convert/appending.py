@@ -211,6 +211,7 @@ def _write_new_root(
     if facts["measured"] is not None:
         metadata["fidelity"] = fidelity_summary(entries, facts["measured"])
     metadata["crop"] = options.crop
+    metadata.update(facts.get("header") or {})  # an importer's own fields (LeRobot's meta)
     if label_names is not None:
         metadata["label_names"] = label_names
     _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

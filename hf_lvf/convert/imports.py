@@ -32,6 +32,7 @@ class Resolved:
     lineage: dict[str, Any] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why), before decoding
     source_options: dict[str, str] | None = None  # for workers fetching hf:// files
+    header: dict[str, Any] = field(default_factory=dict)  # more top-level _metadata.json fields
 
 
 @contextlib.contextmanager
@@ -140,7 +141,9 @@ def _resolve(
     if files is not None and camera is not None:
         cameras = [camera] if isinstance(camera, str) else list(camera)
         found = lerobot_sources(files, cameras[0], fps=fps, streams=tuple(cameras[1:]))
-        return Resolved(found.sources, None, found.lineage, [], files.storage_options)
+        return Resolved(
+            found.sources, None, found.lineage, [], files.storage_options, {"lerobot": found.meta}
+        )
     if is_video_dataset(inputs):
         assert scratch is not None
         rows = dataset_sources(inputs, scratch)

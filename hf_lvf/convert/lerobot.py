@@ -49,6 +49,9 @@ class LeRobotImport:
     fps: float
     cameras: tuple[str, ...]
     lineage: dict[str, Any]
+    #: ``fps``, ``features`` (info.json's) and ``stats`` (:func:`field_stats`), kept in the
+    #: root's ``_metadata.json`` under ``lerobot``: what a policy reads of LeRobotDataset.meta.
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def is_lerobot(files: RepoFiles) -> bool:
@@ -177,10 +180,14 @@ def lerobot_sources(
     files.prefetch_behind(list(dict.fromkeys(videos)))  # while the workers start
     files.prefetch([data_path.format(chunk_index=c, file_index=f) for c, f in sorted(by_data_file)])
     sources = []
+    stats = _FieldStats()
     for (chunk, file_index), group in sorted(by_data_file.items()):
         rel = data_path.format(chunk_index=chunk, file_index=file_index)
-        # Only what places the frames: the workers read each episode's columns themselves.
-        data = _read_parquet(files, rel, columns=["episode_index", "frame_index", "timestamp"])
+        # What places the frames, and the fields' statistics: the workers read each episode's
+        # columns themselves.
+        data = _read_parquet(files, rel)
+        stats.add(data)
+        data = data.select(["episode_index", "frame_index", "timestamp"])
         index = data.column("episode_index").to_numpy()
         for episode in group:
             rows = data.filter(pa.array(index == episode["episode_index"]))
@@ -191,7 +198,46 @@ def lerobot_sources(
         **({"cameras": [camera, *streams]} if streams else {}),
         "codebase_version": info.get("codebase_version"),
     }
-    return LeRobotImport(sources, rate, cameras, lineage)
+    meta = {"fps": rate, "features": info["features"], "stats": stats.result()}
+    return LeRobotImport(sources, rate, cameras, lineage, meta)
+
+
+class _FieldStats:
+    """``mean``, ``std``, ``min``, ``max`` and ``count`` of every numeric per-frame column, per
+    element of a vector (as LeRobot's ``meta/stats.json`` has them), over all the frames of
+    the data files added (float64 sums: one pass, any number of files)."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, list[Any]] = {}
+
+    def add(self, table: pa.Table) -> None:
+        for name in table.column_names:
+            values = _values(table.column(name), name)
+            if values is None or isinstance(values, list) or not len(values):
+                continue
+            data = np.asarray(values, np.float64).reshape(len(values), -1)
+            got = self._sums.get(name)
+            part = [len(data), data.sum(0), (data**2).sum(0), data.min(0), data.max(0)]
+            if got is None:
+                self._sums[name] = part
+            elif got[1].shape == part[1].shape:
+                got[0] += part[0]
+                got[1], got[2] = got[1] + part[1], got[2] + part[2]
+                got[3], got[4] = np.minimum(got[3], part[3]), np.maximum(got[4], part[4])
+
+    def result(self) -> dict[str, dict[str, list[float]]]:
+        out = {}
+        for name, (count, total, squares, low, high) in self._sums.items():
+            mean = total / count
+            std = np.sqrt(np.maximum(squares / count - mean**2, 0.0))
+            out[name] = {
+                "mean": mean.tolist(),
+                "std": std.tolist(),
+                "min": low.tolist(),
+                "max": high.tolist(),
+                "count": [int(count)],
+            }
+        return out
 
 
 def _camera_clip(
