@@ -246,6 +246,7 @@ def test_proxies_written_with_the_conversion(tmp_path: Path) -> None:
         "W": 32,
         "encoding": "jpeg",
         "quality": 90,
+        "size": 32,
     }
     assert list(meta["streams"]) == [WRIST, "proxy_32"]
     with pytest.raises(ValueError, match="proxies= writes proxies into a new root"):

@@ -137,7 +137,14 @@ def test_add_proxy_adds_a_smaller_copy_without_touching_the_frames(tmp_path: Pat
     add_proxy(root, 72)
     meta = json.loads((root / "_metadata.json").read_text())
     assert meta["streams"] == {
-        "proxy_72": {"proxy_of": "bytes", "H": 72, "W": 128, "encoding": "jpeg", "quality": 90}
+        "proxy_72": {
+            "proxy_of": "bytes",
+            "H": 72,
+            "W": 128,
+            "encoding": "jpeg",
+            "quality": 90,
+            "size": 72,
+        }
     }
     assert "streams" not in meta["videos"][0]
     assert meta["videos"][1]["streams"] == {"proxy_72": {"H": 72, "W": 72}}
@@ -189,3 +196,21 @@ def test_cli_add_proxy(tmp_path: Path, capsys) -> None:
     assert "proxy_24" in capsys.readouterr().out
     meta = json.loads((root / "_metadata.json").read_text())
     assert meta["streams"]["proxy_24"]["H"] == 24 and meta["streams"]["proxy_24"]["W"] == 32
+
+
+def test_appended_frames_get_the_roots_proxies(tmp_path: Path) -> None:
+    """A proxy is made from each appended frame's main image: the root never has a frame
+    without one (FORMAT.md: a null is a broken root)."""
+    from hf_lvf import add_proxy
+
+    root = write_frames(tmp_path / "r", [("a", _smooth(3, 144, 256, 0), None)], codec="png")
+    add_proxy(root, 72)
+    more = _smooth(4, 96, 192, 1)
+    write_frames(root, [("b", more, None)], codec="png", mode="append")
+    meta = json.loads((root / "_metadata.json").read_text())
+    assert meta["videos"][1]["streams"] == {"proxy_72": {"H": 72, "W": 144}}
+    table = lance.dataset(str(root)).to_table()
+    assert table.column("proxy_72").null_count == 0
+    proxy = _decoded(table.column("proxy_72").to_pylist()[3:])
+    expected = _read_at(table.column("bytes").to_pylist()[3:], (96, 192), (72, 144))
+    assert min(_psnr(got, want) for got, want in zip(proxy, expected, strict=True)) >= 33

@@ -52,6 +52,7 @@ def frame_batches(
     streams: Sequence[str] = (),
     video_column: str = "video",
     stream_sizes: dict[str, tuple[int, int]] | None = None,
+    proxies: Mapping[str, tuple[int, Callable[[np.ndarray], bytes]]] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Encode one video's frames into record batches of ``schema``, streaming.
 
@@ -63,7 +64,9 @@ def frame_batches(
     encoded, in order; ``encode_threads``: see :func:`hf_lvf.decode.encode_in_order`.
     ``streams``: the image streams (:mod:`.streams`) of ``schema``; each frame is then a
     mapping ``{video_column: image, stream: image, ...}``, every image encoded with
-    ``encode``, and ``stream_sizes`` gets each stream's ``(H, W)``.
+    ``encode``, and ``stream_sizes`` gets each stream's ``(H, W)``. ``proxies``: the streams
+    of ``streams`` that are proxies of ``bytes``, ``{name: (shorter side, encode)}``: made
+    here from each frame's main image (area-averaged), not given by the frame.
 
     Raises:
         ValueError: a bad frame, or (with ``columns``) more or fewer frames than values.
@@ -94,11 +97,14 @@ def frame_batches(
         raise ParameterTypeError(
             f"frames of video {key!r} must be an iterable of arrays, got {type(frames).__name__}"
         ) from err
-    checked = _checked(frames, key, on_frame, limit, streams, video_column)
+    proxies = dict(proxies or {})
+    given = [name for name in streams if name not in proxies]
+    checked = _checked(frames, key, on_frame, limit, given, video_column, bool(streams))
     make = functools.partial(_batch, names=names, streams=streams) if streams else _batch
     if streams:
-        checked = _with_streams(checked, key, streams, video_column, stream_sizes)
-        encode = functools.partial(_encode_all, encode)
+        checked = _with_streams(checked, key, streams, proxies, stream_sizes)
+        encoders = [proxies[name][1] if name in proxies else encode for name in streams]
+        encode = functools.partial(_encode_all, encode, encoders)
     for frame, blob in encode_in_order(checked, encode, threads=encode_threads):
         if streams:
             frame, blob = frame[0], blob
@@ -126,13 +132,14 @@ def _checked(
     limit: int | None,
     streams: Sequence[str] = (),
     video_column: str = "video",
+    split: bool = False,
 ) -> Iterator[Any]:
     """Each frame checked (and counted by ``on_frame``) as it is taken for encoding; a frame
-    of several streams as ``(main image, [stream images])``."""
+    of several streams (``split``) as ``(main image, [the images of streams])``."""
     size: tuple[int, int] | None = None
     for frame_idx, frame in enumerate(frames):
         images = None
-        if streams:
+        if split:
             frame, images = split_frame(frame, streams, video_column, key=key, frame_idx=frame_idx)
         if frame_idx == limit:
             raise ParameterError(
@@ -145,24 +152,34 @@ def _checked(
         yield np.ascontiguousarray(array) if images is None else (array, images)
 
 
-def _encode_all(encode: Callable[[np.ndarray], bytes], item: tuple) -> tuple[bytes, ...]:
-    """A frame of several streams, ``(main image, [stream images])``, encoded image by image."""
-    return (encode(item[0]), *(encode(image) for image in item[1]))
+def _encode_all(
+    encode: Callable[[np.ndarray], bytes], encoders: Sequence[Callable], item: tuple
+) -> tuple[bytes, ...]:
+    """A frame of several streams, ``(main image, [stream images])``, encoded image by image
+    (each stream's with its own encoder)."""
+    images = zip(encoders, item[1], strict=True)
+    return (encode(item[0]), *(stream_encode(image) for stream_encode, image in images))
 
 
 def _with_streams(
     checked: Iterator[Any],
     key: str,
     streams: Sequence[str],
-    video_column: str,
+    proxies: Mapping[str, tuple[int, Any]],
     sizes: dict[str, tuple[int, int]] | None,
 ) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
-    """Frames of several streams as ``(main image, [stream images])``, each image checked and
-    of its stream's size at the video's first frame."""
+    """Frames of several streams as ``(main image, [the image of each of streams])``, each
+    image checked and of its stream's size at the video's first frame; a proxy's made from
+    the main image."""
     seen: dict[str, tuple[int, int]] = {} if sizes is None else sizes
     for frame_idx, (main, images) in enumerate(checked):
-        arrays = []
-        for name, image in zip(streams, images, strict=True):
+        arrays, given = [], iter(images)
+        for name in streams:
+            if name in proxies:
+                arrays.append(_resized(main, proxies[name][0]))
+                seen.setdefault(name, arrays[-1].shape[:2])
+                continue
+            image = next(given)
             array = check_image(image, f"image {name!r} of frame {frame_idx} of video {key!r}")
             size = seen.setdefault(name, array.shape[:2])
             if array.shape[:2] != size:
@@ -173,6 +190,21 @@ def _with_streams(
                 )
             arrays.append(array)
         yield main, arrays
+
+
+def _resized(image: np.ndarray, side: int) -> np.ndarray:
+    """``image`` with its shorter side ``side`` (aspect kept, area-averaged; never enlarged),
+    as :func:`hf_lvf.write.proxies.proxy_size` sizes a proxy."""
+    from PIL import Image
+
+    height, width = image.shape[:2]
+    if min(height, width) <= side:
+        return image
+    if height <= width:
+        size = (side, max(1, round(width * side / height)))
+    else:
+        size = (max(1, round(height * side / width)), side)
+    return np.asarray(Image.fromarray(image).resize(size[::-1], Image.BOX))
 
 
 def _batch(
@@ -220,6 +252,7 @@ def video_batches(
     start_row: int = 0,
     video_column: str = "video",
     stream_sizes: list[dict[str, tuple[int, int]]] | None = None,
+    proxies: Mapping[str, tuple[int, Callable[[np.ndarray], bytes]]] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of every video, in order, of ``checks.schema``; each video is checked
     by ``checks`` before its first frame is encoded, and its entry is added to ``entries``
@@ -246,6 +279,7 @@ def video_batches(
             streams=checks.streams,
             video_column=video_column,
             stream_sizes=sizes,
+            proxies=proxies,
         )
         if seen["T"] == 0:
             raise ParameterError(f"video {video.key!r} has no frames")

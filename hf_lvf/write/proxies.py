@@ -115,7 +115,7 @@ def add_proxy(
         written = write_columns(target.root, batches, new, base=target.base, **store)
         header = layout.header
         entry: dict[str, Any] = {"proxy_of": "bytes", "H": int(sizes[0][0]), "W": int(sizes[0][1])}
-        entry |= {"encoding": codec, "quality": quality}
+        entry |= {"encoding": codec, "quality": quality, "size": size}
         streams = dict(header.get("streams") or {}) | {name: entry}
         lineage = dict(header["lineage"]) if isinstance(header.get("lineage"), Mapping) else {}
         lineage["columns_added"] = [

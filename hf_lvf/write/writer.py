@@ -302,6 +302,7 @@ def write_frames(
                 start_row=target.num_rows,
                 video_column=target.layout.header.get("video_column", "video"),
                 stream_sizes=sizes,
+                proxies=root_proxies(target.layout.header),
             )
             fragments = write_fragments(batches, target.root, storage_options, schema=target.schema)
             _stream_sizes(entries, sizes, target.layout.header.get("streams") or {})
@@ -363,6 +364,21 @@ def _new_root_batches(
         return found
 
     return schema, batches, streams
+
+
+def root_proxies(header: Mapping[str, Any]) -> dict[str, tuple[int, Callable]]:
+    """``{name: (shorter side, encode)}`` of a root's proxy streams of ``bytes``: what an
+    appended frame's proxies are made with (the side as :func:`~hf_lvf.add_proxy` recorded
+    it, else the shorter side of the stream's size)."""
+    found = {}
+    for name, entry in (header.get("streams") or {}).items():
+        if isinstance(entry, Mapping) and entry.get("proxy_of") == "bytes":
+            side = entry.get("size") or min(int(entry["H"]), int(entry["W"]))
+            codec, quality, lossless = check_codec(
+                entry.get("encoding", "jpeg"), entry.get("quality") or DEFAULT_QUALITY, False
+            )
+            found[name] = (int(side), frame_encoder(codec, quality, lossless))
+    return found
 
 
 def _first_streams(video: VideoInput, video_column: str) -> list[str]:
