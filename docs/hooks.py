@@ -4,7 +4,8 @@
   argparse parsers of :mod:`hf_lvf.cli.args` (usage, arguments by group, example).
 - ``<!-- hf_lvf:load-dataset-options -->`` becomes the table of ``load_dataset("hf_lvf", ...)``
   options: the fields of :class:`hf_lvf.HfLvfConfig` with their types, defaults and the
-  descriptions of its docstring (and of ``ClipConfig``'s).
+  descriptions of its docstring (and of ``ClipConfig``'s; the window options' of
+  :class:`hf_lvf.WindowParams`'s, where each is documented once).
 - ``reference/api.md`` must hold a ``::: hf_lvf.NAME`` for every name in ``hf_lvf.__all__``
   (and a ``::: hf_lvf.MODULE.NAME`` for every name of the public modules beside it:
   ``hf_lvf.errors``, ``hf_lvf.write``, ``hf_lvf.convert``, ``hf_lvf.ray``), and each must
@@ -191,13 +192,14 @@ def cli_reference() -> str:
 # the load_dataset options, from HfLvfConfig
 
 
-def _arg_descriptions(cls: type) -> dict[str, str]:
-    """``{name: text}`` of the Args section of each class's Google-style docstring."""
+def _arg_descriptions(*classes: type) -> dict[str, str]:
+    """``{name: text}`` of the Args sections of the Google-style docstrings of ``classes`` and
+    their bases; an entry of one name beats an "a, b: see X" entry of several."""
     import griffe
 
     found: dict[str, str] = {}
     grouped: dict[str, str] = {}  # "a, b: see X" entries: used where no class has its own
-    for klass in cls.__mro__:
+    for klass in [k for cls in classes for k in cls.__mro__]:
         doc = klass.__dict__.get("__doc__")
         if not doc or not klass.__module__.startswith("hf_lvf"):
             continue
@@ -218,10 +220,10 @@ def load_dataset_options() -> str:
     fields, not those of ``datasets.BuilderConfig``), each with its type, default and text."""
     import datasets
 
-    from hf_lvf import HfLvfConfig
+    from hf_lvf import HfLvfConfig, WindowParams
 
     inherited = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
-    texts = _arg_descriptions(HfLvfConfig)
+    texts = _arg_descriptions(HfLvfConfig, WindowParams)  # the window options: WindowParams's
     rows = ["| option | type | default | meaning |", "| --- | --- | --- | --- |"]
     own = HfLvfConfig.__annotations__  # the window and size options first, then the clip ones
     fields = sorted(dataclasses.fields(HfLvfConfig), key=lambda f: f.name not in own)
