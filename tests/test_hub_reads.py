@@ -12,7 +12,8 @@ import pytest
 from _threads import fetch_threads_end
 from hub_server import HubServer
 
-from hf_lvf import HubError, VideoWindows
+from hf_lvf import VideoWindows
+from hf_lvf.errors import HubError
 from hf_lvf.frames import remote as frames_module
 from hf_lvf.write.synthetic import write_synthetic_root
 
