@@ -46,8 +46,7 @@ if TYPE_CHECKING:
     from .hf.references import relocate_roots
     from .layout import MISSING_VALUES, VideoInfo, read_layout
     from .layout.frame_fields import FrameField
-    from .plan.segment_plan import WindowParams
-    from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
+    from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
     from .read.describe import describe
     from .read.show import save_window
@@ -75,8 +74,8 @@ _HOMES = {
     "VideoInfo": "layout",
     "read_layout": "layout",
     "FrameField": "layout.frame_fields",
-    "WindowParams": "plan.segment_plan",
-    "DEFAULT_MAX_FRAME_PIXELS": "plan.sizes",
+    "WindowParams": "plan",
+    "DEFAULT_MAX_FRAME_PIXELS": "plan",
     "push_card": "publish",
     "push_to_hub": "publish",
     "describe": "read.describe",

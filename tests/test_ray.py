@@ -25,7 +25,7 @@ from _videos import write_video
 import hf_lvf
 from hf_lvf import RayExecutor, VideoWindows, convert_videos, frame_table, read_windows
 from hf_lvf.errors import FrameDecodeError, StoreError
-from hf_lvf.plan.ranges import window_ranges
+from hf_lvf.plan import window_ranges
 
 pytest.importorskip("ray")
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..decode import Decoding, start_decoding
 from ..frames import FrameReader
 from ..layout import RootLayout
-from ..plan.sizes import Crop
+from ..plan import Crop
 from .field_rows import FieldRows, RowFields
 
 _EMPTY_ROWS = np.empty(0, np.int64)
@@ -65,7 +65,7 @@ class FrameBatches:
         out_size: ``(H, W)`` of every output frame (frames of other sizes are resized).
         uri: the root, for error messages.
         threads: decode threads.
-        crop: how frames of another size are resized (:func:`hf_lvf.plan.sizes.crop_box`).
+        crop: how frames of another size are resized (:func:`hf_lvf.plan.crop_box`).
         decode_scaled: JPEG frames decode DCT-scaled where ``out_size`` allows.
         strip_frames: distinct frames a strip (:meth:`start_shared`) holds, at most as a rule: the
             memory of every strip is that size, so that any strip let go can hold the next.

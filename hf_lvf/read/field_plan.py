@@ -3,7 +3,7 @@
 - ``frame_fields=``: the fields read (``None``: all of the root's, ``()``: none); each is
   gathered at the window's ``frame_indices``: ``(window_length, *shape)``.
 - ``frame_offsets=`` / ``delta_timestamps=``: a field read instead at offsets from the
-  window's last frame (:mod:`hf_lvf.plan.offsets`): ``(K, *shape)`` and ``<field>_is_pad``.
+  window's last frame (:mod:`hf_lvf.plan`): ``(K, *shape)`` and ``<field>_is_pad``.
 
 The rows such offsets reach join the frame read's ``take`` (:mod:`.field_rows`).
 """
@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..layout import RootLayout
 from ..layout.frame_fields import FrameField
-from ..plan.offsets import IS_PAD, TOLERANCE_S, check_offsets, offset_frames, video_offsets
+from ..plan import IS_PAD, TOLERANCE_S, check_offsets, offset_frames, video_offsets
 from .field_rows import RowFields
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..frames import FetchAhead, ahead
 from ..frames.ahead import AheadReads, Fetched, read_ahead
-from ..plan.segment_plan import SegmentPlan
+from ..plan import WindowPlan
 
 # Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
 # a persistent DataLoader worker is not told the epoch, and epochs may be skipped.
@@ -47,7 +47,7 @@ class KnownOrder(Protocol):
 
     epoch: int
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray: ...
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray: ...
 
 
 @dataclass
@@ -57,7 +57,7 @@ class GivenOrder:
     indices: np.ndarray
     epoch: int = 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         return self.indices
 
 
@@ -68,7 +68,7 @@ class ShuffledOrder:
     seed: int
     epoch: int = 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         return np.random.default_rng([self.seed, epoch]).permutation(len(plan))
 
 
@@ -122,7 +122,7 @@ class OrderedReads:
     def __init__(
         self,
         reader: AheadReads,
-        plan: SegmentPlan,
+        plan: WindowPlan,
         start_rows: np.ndarray,
         rows_to_fetch: Callable[[Iterable[np.ndarray]], Iterator[np.ndarray]] | None = None,
     ):

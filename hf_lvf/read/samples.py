@@ -78,7 +78,7 @@ def build_samples(
     return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-# --- keys of windows counted in virtual frames (short_videos="pad", fps=): hf_lvf.plan.timeline ---
+# --- keys of windows counted in virtual frames (short_videos="pad", fps=): hf_lvf.plan ---
 
 #: The keys a sample gains, by the option that adds it.
 EXTRA_KEYS = {"frame_is_pad": "short_videos='pad'", "timestamps": "fps="}

@@ -1,6 +1,6 @@
 """A root's windows: the plan of its video table, what a window covers, its sample dicts.
 
-The glue between the pure plan (:mod:`hf_lvf.plan`, :mod:`hf_lvf.plan.timeline`) and a
+The glue between the pure plan (:mod:`hf_lvf.plan`, :mod:`hf_lvf.plan`) and a
 root's :class:`~hf_lvf.layout.RootLayout`: the per-video frame rates that ``fps=``
 needs (and the video an error names), and the keys ``short_videos="pad"`` and ``fps=``
 add to samples. A sample's ``start_frame`` is its first stored frame; the plan's start
@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DroppedVideosWarning
 from ..layout import RootLayout
 from ..layout.labels import LABEL, label_names
-from ..plan.segment_plan import SegmentPlan, WindowParams, plan_windows
+from ..plan import WindowParams, WindowPlan, plan_windows
 from .samples import build_samples, extra_keys, sample_features
 from .spans import plan_root_spans, span_columns, span_fields, with_span_features
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import datasets
 
 
-def plan_root(layout: RootLayout, params: WindowParams) -> SegmentPlan:
+def plan_root(layout: RootLayout, params: WindowParams) -> WindowPlan:
     """The windows of ``layout`` under ``params``.
 
     Raises:
@@ -109,7 +109,7 @@ def with_class_labels(
     return features
 
 
-def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str, Any]:
+def segment_info(layout: RootLayout, plan: WindowPlan, index: int) -> dict[str, Any]:
     """Which video and frames window ``index`` covers (and its ``frame_is_pad`` /
     ``timestamps`` when the plan adds them), without reading anything."""
     idx = plan.normalize([index])
@@ -133,7 +133,7 @@ def segment_info(layout: RootLayout, plan: SegmentPlan, index: int) -> dict[str,
 
 def window_samples(
     layout: RootLayout,
-    plan: SegmentPlan,
+    plan: WindowPlan,
     fields: Mapping[str, str],
     idx: np.ndarray,
     video_idx: np.ndarray,

@@ -19,8 +19,7 @@ import numpy as np
 from ..errors import LayoutError
 from ..layout import SAMPLE_KEYS, RootLayout
 from ..layout.spans import layout_spans
-from ..plan.segment_plan import SegmentPlan, WindowParams
-from ..plan.spans import SpanPlan, plan_spans
+from ..plan import SpanPlan, WindowParams, WindowPlan, plan_spans
 
 if TYPE_CHECKING:
     import datasets
@@ -69,7 +68,7 @@ def span_fields(
 
 
 def span_columns(
-    layout: RootLayout, plan: SegmentPlan, idx: np.ndarray, fields: Mapping[str, str]
+    layout: RootLayout, plan: WindowPlan, idx: np.ndarray, fields: Mapping[str, str]
 ) -> dict[str, list[Any]]:
     """``span_idx`` and the span ``fields`` of windows ``idx`` (none outside span mode)."""
     if not isinstance(plan, SpanPlan):

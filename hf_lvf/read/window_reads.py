@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import LayoutError, ParameterError
 from ..frames import check_fork_safe
-from ..plan.sizes import batch_bytes_problem
+from ..plan import batch_bytes_problem
 from .field_plan import FieldPlan
 from .field_rows import NO_FIELDS, RowFields
 
@@ -85,7 +85,7 @@ class WindowReads:
         """Refuse a per-frame field named as a key the sample has already (``video``, a
         metadata field, ``frame_is_pad``, another field's ``_is_pad``...)."""
         from ..layout import SAMPLE_KEYS
-        from ..plan.offsets import IS_PAD
+        from ..plan import IS_PAD
         from .samples import EXTRA_KEYS
 
         taken = {*SAMPLE_KEYS, *EXTRA_KEYS, *self._fields}
@@ -99,7 +99,7 @@ class WindowReads:
             )
 
     def _rows_to_fetch(self, strips: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
-        """The rows to fetch ahead for each strip: ``SegmentPlan.rows_to_fetch``, and the rows
+        """The rows to fetch ahead for each strip: ``WindowPlan.rows_to_fetch``, and the rows
         the strip's offsets reach (so that no strip needs a second take for its fields)."""
         if not self._field_plan.offsets:
             yield from self._plan.rows_to_fetch(self._start_rows, strips)

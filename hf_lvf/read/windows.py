@@ -20,12 +20,14 @@ from ..frames import FetchAhead, FrameReader
 from ..frames.ahead import closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
-from ..plan.segment_plan import SegmentPlan, WindowParams, check_integer
-from ..plan.sizes import (
+from ..plan import (
     DEFAULT_MAX_FRAME_PIXELS,
     Crop,
     FrameSizing,
+    WindowParams,
+    WindowPlan,
     batch_bytes_problem,
+    check_integer,
     common_frame_size,
 )
 from .batches import FrameBatches, ReadAhead, plan_strips
@@ -78,7 +80,7 @@ class VideoWindows(WindowReads):
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
         decode_scaled: JPEG frames read at 1/2, 1/4 or 1/8 of their size or less decode
-            DCT-scaled (see :class:`~hf_lvf.plan.sizes.FrameSizing`); ``False``: full decodes.
+            DCT-scaled (see :class:`~hf_lvf.plan.FrameSizing`); ``False``: full decodes.
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -202,7 +204,7 @@ class VideoWindows(WindowReads):
         self._sizing = sizing
         self._storage_options = lance_options(storage_options)  # also drops datasets' "hf"
         self._decode_threads = threads or default_decode_threads()
-        self._plan: SegmentPlan = plan_root(layout, params)
+        self._plan: WindowPlan = plan_root(layout, params)
         if len(self._plan) == 0:
             raise ParameterError(
                 f"root {layout.uri!r} yields no windows: every video has fewer than "
@@ -261,7 +263,7 @@ class VideoWindows(WindowReads):
         return self._params
 
     @property
-    def plan(self) -> SegmentPlan:
+    def plan(self) -> WindowPlan:
         return self._plan
 
     @property
