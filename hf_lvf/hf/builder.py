@@ -67,7 +67,7 @@ from ..location import (
     store_data_files,
 )
 from ..plan import MIXED_SIZES_HINT
-from ..read.segments import with_class_labels
+from ..read.samples import with_class_labels
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig
 from .feature import WindowVideo

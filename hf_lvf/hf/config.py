@@ -10,7 +10,7 @@ import datasets
 
 from ..errors import ParameterError
 from ..plan import DEFAULT_MAX_FRAME_PIXELS, TOLERANCE_S, Crop, FrameSizing, WindowParams
-from ..read.field_plan import FieldSpec
+from ..read.samples import FieldSpec
 from .shards import ClipConfig
 
 

@@ -30,7 +30,7 @@ from ..plan import (
     plan_windows,
 )
 from .describe_fields import described_extras, description_rows
-from .spans import plan_root_spans
+from .samples import plan_root_spans
 from .wording import count_of, frames_a_video, value_range
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
