@@ -27,7 +27,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 
-import hf_lvf
+import hf_lvf.write
 from hf_lvf.decode import default_decode_threads, start_decoding
 from hf_lvf.write.proxies import proxy_size
 
@@ -109,9 +109,9 @@ def main() -> None:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_streams-"))
     root = work / "root"
     items = [(f"v{v}", smooth_frames(frames, height, width, v), None) for v in range(videos)]
-    hf_lvf.write_frames(root, items, codec="jpeg", quality=90, mode="overwrite")
+    hf_lvf.write.write_frames(root, items, codec="jpeg", quality=90, mode="overwrite")
     before = data_bytes(root)
-    hf_lvf.add_proxy(root, 224)
+    hf_lvf.write.add_proxy(root, 224)
     after = data_bytes(root)
     ds = lance.dataset(str(root))
     small = proxy_size(height, width, 224)
@@ -149,7 +149,7 @@ def main() -> None:
         )
         for v in range(videos)
     ]
-    hf_lvf.write_frames(cams, two, codec="jpeg", quality=90, mode="overwrite")
+    hf_lvf.write.write_frames(cams, two, codec="jpeg", quality=90, mode="overwrite")
     ds2 = lance.dataset(str(cams))
     one_s, one_requests = read_cameras(ds2, [["bytes", "wrist"]], starts, small)
     two_s, two_requests = read_cameras(ds2, [["bytes"], ["wrist"]], starts, small)

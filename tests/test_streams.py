@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hf_lvf import write_frames
+from hf_lvf.write import write_frames
 
 TOP, WRIST = "observation.images.top", "observation.images.wrist"
 
@@ -129,7 +129,7 @@ def _read_at(blobs: list[bytes], size: tuple[int, int], out: tuple[int, int]) ->
 
 
 def test_add_proxy_adds_a_smaller_copy_without_touching_the_frames(tmp_path: Path) -> None:
-    from hf_lvf import add_proxy
+    from hf_lvf.write import add_proxy
 
     a, b = _smooth(12, 144, 256, 0), _smooth(7, 96, 96, 3)
     root = write_frames(tmp_path / "r", [("a", a, None), ("b", b, None)], codec="png")
@@ -169,7 +169,7 @@ def test_add_proxy_adds_a_smaller_copy_without_touching_the_frames(tmp_path: Pat
 def test_add_proxy_names_an_undecodable_frame(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from hf_lvf import add_proxy
+    from hf_lvf.write import add_proxy
 
     frames = [np.full((40, 40, 3), i, np.uint8) for i in range(4)]
     root = write_frames(tmp_path / "r", [("clip", frames, None)])
@@ -201,7 +201,7 @@ def test_cli_add_proxy(tmp_path: Path, capsys) -> None:
 def test_appended_frames_get_the_roots_proxies(tmp_path: Path) -> None:
     """A proxy is made from each appended frame's main image: the root never has a frame
     without one (FORMAT.md: a null is a broken root)."""
-    from hf_lvf import add_proxy
+    from hf_lvf.write import add_proxy
 
     root = write_frames(tmp_path / "r", [("a", _smooth(3, 144, 256, 0), None)], codec="png")
     add_proxy(root, 72)

@@ -17,7 +17,7 @@ from ..errors import ParameterError, SkippedVideoWarning, VideoDecodeError
 from ..frames import FRAME_SCHEMA
 from ..frames.main_guard import check_main_guard
 from ..location import is_object_store_uri, lance_options
-from ..plan.sizes import Crop
+from ..plan import Crop
 from ..write.append import WriteMode, resolve_mode
 from ..write.proxies import add_proxy
 from ..write.streams import stream_entries
@@ -193,7 +193,7 @@ def convert_videos(
             frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
             per-frame field; each video needs exactly one value per converted frame.
         proxies: shorter sides (``[224]``) of proxy streams to write into each new root once
-            its frames are (JPEG, :func:`hf_lvf.add_proxy`): reads of frames that small then
+            its frames are (JPEG, :func:`hf_lvf.write.add_proxy`): reads of frames that small then
             decode the proxy. Not with ``mode="append"`` (yet).
         splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
             ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
@@ -382,7 +382,7 @@ def _convert(
         entries = _entries(converted, source_of, first_row)
         check_field_schemas(converted, source_of)
         provenance = {
-            "converter": "hf_lvf.convert_videos",
+            "converter": "hf_lvf.convert.convert_videos",
             "fps": None if options.fps is None else float(options.fps),
             **resolved.lineage,
             **dict(lineage or {}),

@@ -37,8 +37,8 @@ import datasets
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
+from ..plan import check_integer
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
-from ..plan.segment_plan import check_integer
 from ..read import windows as _windows
 from ..read.windows import VideoWindows
 from .formatters import mark_windows

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import ParameterError, ParameterTypeError
 from ..layout import RootLayout, read_layout
-from ..read.spans import span_columns, span_fields
+from ..read.samples import span_columns, span_fields
 from ..read.windows import VideoWindows
 from .feature import WindowVideo
 from .field_columns import window_field_columns
@@ -94,7 +94,7 @@ def relocate_roots(
     Examples:
         >>> ds = datasets.load_from_disk("saved/")  # doctest: +SKIP
         >>> new = {"/old/disk/clips/train": "/new/disk/clips/train"}
-        >>> ds = hf_lvf.relocate_roots(ds, new)  # doctest: +SKIP
+        >>> ds = hf_lvf.write.relocate_roots(ds, new)  # doctest: +SKIP
     """
     if not isinstance(dataset, datasets.Dataset):
         raise ParameterTypeError(f"dataset must be a datasets.Dataset, got {dataset!r:.80}")

@@ -34,8 +34,7 @@ from ..errors import LayoutError, ParameterError, ParameterTypeError, RootNotFou
 from ..frames import pinned_version, referenced_data_files, version_row_count
 from ..layout import RootLayout, read_layout
 from ..location import METADATA_FILENAME, legacy_file_identity, root_file_identity
-from ..plan.segment_plan import WindowParams
-from ..plan.sizes import Crop, FrameSizing
+from ..plan import Crop, FrameSizing, WindowParams
 from ..read.windows import VideoWindows
 
 REFERENCE_FIELDS = ("root", "root_id", "lance_version", "video_idx", "start_frame")
@@ -51,7 +50,7 @@ REFERENCE_TYPE = pa.struct(
 REOPEN_HINT = (
     "open it again with load_dataset (download_mode='force_redownload' if it keeps finding "
     "this cache); a saved dataset whose root was moved or copied unchanged elsewhere is "
-    "re-pointed with hf_lvf.relocate_roots(ds, {old: new})"
+    "re-pointed with hf_lvf.write.relocate_roots(ds, {old: new})"
 )
 
 

@@ -9,7 +9,7 @@ window indices, computed from a seed and the epoch, in any process. On a batch i
 expecting, :class:`OrderedReads` looks for it in that order (this epoch, the next, the
 first: a worker is never told the epoch) and, once found, fetches the encoded frames of
 the batches that come next for this process (every ``num_workers``-th batch after it)
-while the current one decodes, with the frame reader's :func:`~hf_lvf.frames.ahead.read_ahead`
+while the current one decodes, with the frame reader's :func:`~hf_lvf.frames.read_ahead`
 and within its :class:`~hf_lvf.FetchAhead` bounds.
 
 What a read returns never depends on the guess: fetched frames are looked up by Lance row,
@@ -31,9 +31,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..frames import FetchAhead, ahead
-from ..frames.ahead import AheadReads, Fetched, read_ahead
-from ..plan.segment_plan import SegmentPlan
+from .. import frames
+from ..frames import FetchAhead, Fetched, FrameReader, read_ahead
+from ..plan import WindowPlan
 
 # Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
 # a persistent DataLoader worker is not told the epoch, and epochs may be skipped.
@@ -47,7 +47,7 @@ class KnownOrder(Protocol):
 
     epoch: int
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray: ...
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray: ...
 
 
 @dataclass
@@ -57,7 +57,7 @@ class GivenOrder:
     indices: np.ndarray
     epoch: int = 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         return self.indices
 
 
@@ -68,7 +68,7 @@ class ShuffledOrder:
     seed: int
     epoch: int = 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         return np.random.default_rng([self.seed, epoch]).permutation(len(plan))
 
 
@@ -121,8 +121,8 @@ class OrderedReads:
 
     def __init__(
         self,
-        reader: AheadReads,
-        plan: SegmentPlan,
+        reader: FrameReader,
+        plan: WindowPlan,
         start_rows: np.ndarray,
         rows_to_fetch: Callable[[Iterable[np.ndarray]], Iterator[np.ndarray]] | None = None,
     ):
@@ -214,8 +214,8 @@ class OrderedReads:
             options,
             seen,
             daemon=remote,
-            group_rows=ahead.GROUP_ROWS,
-            in_flight=ahead.REMOTE_IN_FLIGHT if remote else None,
+            group_rows=frames.GROUP_ROWS,
+            in_flight=frames.REMOTE_IN_FLIGHT if remote else None,
         )
 
     def _epoch_order(self, epoch: int) -> np.ndarray:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
+from ..plan import WindowPlan
 from ..plan.clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
-from ..plan.segment_plan import SegmentPlan
 
 
 def _distributed_world() -> tuple[int, int] | None:
@@ -55,12 +55,12 @@ class _ClipOrder:
     drop_last: bool
     epoch: int = 0
 
-    def chosen(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def chosen(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed, epoch])  # the draw first, then the order
         chosen = self.sampling.select(plan, rng=rng)
         return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         chosen = self.chosen(plan, epoch)
         return replica_indices(chosen, self.num_replicas, self.rank, self.drop_last)
 
@@ -115,7 +115,7 @@ class ClipSampler:
         drop_last: bool = False,
     ):
         plan = getattr(windows, "plan", None)
-        if not isinstance(plan, SegmentPlan):
+        if not isinstance(plan, WindowPlan):
             raise ParameterTypeError(
                 f"ClipSampler samples the windows of a hf_lvf.VideoWindows, got "
                 f"{type(windows).__name__}"

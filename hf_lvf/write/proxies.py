@@ -1,7 +1,7 @@
 """Proxies: a smaller copy of every frame, stored once beside the full one as an image stream
 (FORMAT.md, "Image streams": ``proxy_of``), so that reads of small frames decode small images.
 
-:func:`add_proxy` goes through :func:`~hf_lvf.add_frame_columns`' path (:mod:`.columns`): the
+:func:`add_proxy` goes through :func:`~hf_lvf.write.add_frame_columns`' path (:mod:`.columns`): the
 root's write lock, Lance's column addition (the frames' data files are not touched), one
 Merge commit, ``_metadata.json`` published last. The frames are scanned in row order a batch
 at a time, each decoded once straight to the proxy's size on the decode threads (JPEG
@@ -68,7 +68,7 @@ def add_proxy(
     (default ``proxy_<size>``) listed under ``streams`` with ``proxy_of: "bytes"``.
 
     A read whose frame size fits in the proxy may decode it instead of the full frame
-    (FORMAT.md). Atomic like :func:`~hf_lvf.add_frame_columns`: a kill leaves the root as it
+    (FORMAT.md). Atomic like :func:`~hf_lvf.write.add_frame_columns`: a kill leaves the root as it
     was, and a reader opened before keeps reading the version it opened.
 
     Args:

@@ -1,7 +1,7 @@
 """Image streams on the writing side: more than one encoded image per frame row (FORMAT.md,
 "Image streams").
 
-A frame given to :func:`~hf_lvf.write_frames` may be a mapping ``{name: (H, W, 3) image}``:
+A frame given to :func:`~hf_lvf.write.write_frames` may be a mapping ``{name: (H, W, 3) image}``:
 the image under the root's ``video_column`` goes to ``bytes``, every other one to a
 ``large_binary`` column of its own, named by its dotted name (``observation.images.wrist``
 is the child ``wrist`` of struct ``images`` of struct ``observation``, beside any per-frame

@@ -368,7 +368,7 @@ def _new_root_batches(
 
 def root_proxies(header: Mapping[str, Any]) -> dict[str, tuple[int, Callable]]:
     """``{name: (shorter side, encode)}`` of a root's proxy streams of ``bytes``: what an
-    appended frame's proxies are made with (the side as :func:`~hf_lvf.add_proxy` recorded
+    appended frame's proxies are made with (the side as :func:`~hf_lvf.write.add_proxy` recorded
     it, else the shorter side of the stream's size)."""
     found = {}
     for name, entry in (header.get("streams") or {}).items():
