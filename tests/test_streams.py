@@ -214,3 +214,18 @@ def test_appended_frames_get_the_roots_proxies(tmp_path: Path) -> None:
     proxy = _decoded(table.column("proxy_72").to_pylist()[3:])
     expected = _read_at(table.column("bytes").to_pylist()[3:], (96, 192), (72, 144))
     assert min(_psnr(got, want) for got, want in zip(proxy, expected, strict=True)) >= 33
+
+
+def test_merged_roots_keep_each_videos_stream_sizes(tmp_path: Path) -> None:
+    from hf_lvf.write import merge_roots
+
+    a = write_frames(tmp_path / "a", [("x", _frames(3, 0), None)], video_column=TOP)
+    b = write_frames(tmp_path / "b", [("y", _frames(2, 1, wrist=(4, 6)), None)], video_column=TOP)
+    merged = merge_roots([a, b], tmp_path / "m")
+    meta = json.loads((merged / "_metadata.json").read_text())
+    assert meta["streams"][WRIST]["H"] == 8
+    # b's video is 4x6 as its own root said at the top level: the merged entry says so.
+    assert [v.get("streams") for v in meta["videos"]] == [None, {WRIST: {"H": 4, "W": 6}}]
+    png = write_frames(tmp_path / "p", [("z", _frames(2, 2), None)], video_column=TOP, codec="png")
+    with pytest.raises(ValueError, match="encod|png"):
+        merge_roots([a, png], tmp_path / "m2")

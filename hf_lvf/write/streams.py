@@ -217,3 +217,32 @@ def check_image(image: Any, what: str) -> np.ndarray:
             f"{array.dtype}"
         )
     return np.ascontiguousarray(array)
+
+
+def entry_sizes(
+    entry: Mapping[str, Any], streams: Mapping[str, Any], into: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A video entry of a root whose ``streams`` are ``streams``, for a root whose ``streams``
+    are ``into`` (a merge): its own ``streams`` state each size that differs from ``into``'s,
+    so that no video takes another root's size for its own.
+
+    Raises:
+        ValueError: the roots' streams differ in name, ``proxy_of`` or encoding.
+    """
+    for name, theirs in into.items():
+        mine = streams.get(name)
+        keys = ("proxy_of", "encoding", "quality", "lossless")
+        if not isinstance(mine, Mapping) or any(mine.get(k) != theirs.get(k) for k in keys):
+            raise ParameterError(
+                f"image stream {name!r} is {dict(mine) if mine else 'missing'} in one root and "
+                f"{dict(theirs)} in the other: merged roots have the same streams"
+            )
+    own = dict(entry.get("streams") or {})
+    sizes = {}
+    for name, stream in streams.items():
+        size = own.get(name) or {"H": stream.get("H"), "W": stream.get("W")}
+        root = into.get(name, {})
+        if (size.get("H"), size.get("W")) != (root.get("H"), root.get("W")):
+            sizes[name] = {"H": size.get("H"), "W": size.get("W")}
+    out = {k: v for k, v in entry.items() if k != "streams"}
+    return {**out, "streams": sizes} if sizes else out
