@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ..layout import RootLayout
 from ..layout.frame_fields import FrameField, field_values, frame_fields
+from ..layout.streams import stream_names
 from . import FrameReader
 
 _ROWS_PER_BATCH = 1 << 16
@@ -44,7 +45,7 @@ def frame_field_stats(
         HubError, OSError: a remote table could not be read.
     """
     dataset = FrameReader(layout, storage_options).dataset
-    fields = frame_fields(dataset.schema, where=layout.uri)
+    fields = frame_fields(dataset.schema, where=layout.uri, streams=stream_names(layout.header))
     if not fields:
         return {}
     top = list(dict.fromkeys(f.column[0] for f in fields.values()))

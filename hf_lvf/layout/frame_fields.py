@@ -82,12 +82,16 @@ def _value_kind(kind: pa.DataType) -> tuple[str, tuple[int, ...]] | None:
     return None
 
 
-def frame_fields(schema: pa.Schema, *, where: str) -> dict[str, FrameField]:
+def frame_fields(
+    schema: pa.Schema, *, where: str, streams: Sequence[str] = ()
+) -> dict[str, FrameField]:
     """The per-frame fields of a root's Lance ``schema``, by dotted name, in schema order.
 
     Args:
         schema: the Lance table's Arrow schema.
         where: what to name in errors (the root's URI).
+        streams: the dotted names of the root's image streams (``_metadata.json``'s
+            ``streams``): binary columns read as images, not fields (left out here).
 
     Raises:
         LayoutError: a column of a type a window cannot carry (lists of varying length,
@@ -95,14 +99,17 @@ def frame_fields(schema: pa.Schema, *, where: str) -> dict[str, FrameField]:
             columns that flatten to one name.
     """
     found: dict[str, FrameField] = {}
+    image_streams = set(streams)
 
     def visit(field: pa.Field, path: tuple[str, ...]) -> None:
         if pa.types.is_struct(field.type):
             for child in field.type:
                 visit(child, (*path, child.name))
             return
-        kind = _value_kind(field.type)
         name = ".".join(path)
+        if name in image_streams:
+            return
+        kind = _value_kind(field.type)
         if kind is None:
             raise LayoutError(
                 f"column {name!r} of root {where!r} has type {field.type}, which a per-frame "

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
 
 
-_PICKLED += ("fields", "field_spec")
+_PICKLED += ("fields", "field_spec", "stream_selection")
 
 
 # hf_lvf.hf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
@@ -154,6 +154,7 @@ class VideoWindows:
         frame_offsets: Mapping[str, Sequence[int]] | None = None,
         delta_timestamps: Mapping[str, Sequence[float]] | None = None,
         tolerance_s: float = 1e-4,
+        streams: Sequence[str] | None = None,
     ):
         spec = FieldSpec.of(frame_fields, frame_offsets, delta_timestamps, tolerance_s)
         params = WindowParams(
@@ -183,7 +184,15 @@ class VideoWindows:
             raise ParameterError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
         self._setup(
-            layout, params, sizing, storage_options, decode_threads, fetch_ahead, None, spec
+            layout,
+            params,
+            sizing,
+            storage_options,
+            decode_threads,
+            fetch_ahead,
+            None,
+            spec,
+            streams,
         )
 
     @classmethod
@@ -199,20 +208,31 @@ class VideoWindows:
         fetch_ahead: FetchAhead | None = None,
         fields: Mapping[str, str] | None = None,
         field_spec: FieldSpec | None = None,
+        streams: Sequence[str] | None = None,
     ) -> VideoWindows:
         """A view of an already read layout (front ends read it once); ``sizing`` (all size
         options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata;
-        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.samples.FieldSpec`)."""
+        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.samples.FieldSpec`);
+        ``streams`` the image streams samples carry (``None``: every one but proxies)."""
         if sizing is not None and frame_size is not None:
             raise ParameterTypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        args = (storage_options, decode_threads, fetch_ahead, fields, field_spec)
+        args = (storage_options, decode_threads, fetch_ahead, fields, field_spec, streams)
         self._setup(layout, params, sizing, *args)
         return self
 
     def _setup(
-        self, layout, params, sizing, storage_options, threads, fetch, fields=None, spec=None
+        self,
+        layout,
+        params,
+        sizing,
+        storage_options,
+        threads,
+        fetch,
+        fields=None,
+        spec=None,
+        streams=None,
     ) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
         self._fetch_ahead = FetchAhead.of(fetch)
@@ -240,12 +260,20 @@ class VideoWindows:
         if problem is not None:
             raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
+        self._stream_selection = None if streams is None else tuple(streams)
+        self._streams = self._sample_streams(layout, sizing, streams)
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
         strip = max(_STRIP_BYTES // frame_bytes, params.span + 8)
         self._frames = FrameBatches(
-            FrameReader(layout, self._storage_options, spec.read, spec.offset_keys),
+            FrameReader(
+                layout,
+                self._storage_options,
+                spec.read,
+                spec.offset_keys,
+                streams=[name for name, _, _ in self._streams],
+            ),
             layout=layout,
             start_rows=self._start_rows,
             sizes=self._sizes,
@@ -255,12 +283,46 @@ class VideoWindows:
             crop=sizing.crop,
             decode_scaled=sizing.decode_scaled,
             strip_frames=min(strip, sizing.batch_bytes // frame_bytes),
+            streams=self._streams,
         )
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
         self._read_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
         reader, fetch_rows = self._frames.reader, self._rows_to_fetch
         self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
+
+    def _sample_streams(
+        self, layout: RootLayout, sizing: FrameSizing, selection: Sequence[str] | None
+    ) -> tuple[tuple[str, np.ndarray, tuple[int, int]], ...]:
+        """``(name, each video's (H, W), the (H, W) it is read at)`` of each image stream
+        samples carry: ``frame_size`` if given, else the stream's own (common) size."""
+        from ..layout.streams import root_streams, sample_streams
+
+        found = sample_streams(root_streams(layout), selection, layout.uri)
+        from ..layout import SAMPLE_KEYS
+
+        taken = {*SAMPLE_KEYS, *self._fields}
+        out = []
+        for stream in found:
+            if stream.name in taken:
+                raise LayoutError(
+                    f"root {layout.uri!r} has an image stream {stream.name!r}, the name of a key "
+                    "its samples have already (video or a metadata field); leave it out with "
+                    "streams="
+                )
+            size = sizing.frame_size or common_frame_size(
+                stream.sizes,
+                f"the images of stream {stream.name!r} of root {layout.uri!r}",
+                self._plan.windows_per_video > 0,
+            )
+            out.append((stream.name, stream.sizes, tuple(int(n) for n in size)))
+        return tuple(out)
+
+    @property
+    def streams(self) -> dict[str, tuple[int, int]]:
+        """The image streams samples carry, each ``(H, W)`` it is read at (a sample's
+        ``sample[name]`` is ``(window_length, H, W, 3)`` uint8 RGB)."""
+        return {name: size for name, _, size in self._streams}
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
@@ -440,7 +502,9 @@ class VideoWindows:
         if reader._ds is not None:  # opened here: it knows
             return {f.name: f for f in reader.fields}
         schema = probe_schema(self._layout, self._storage_options)
-        found = frame_fields(schema, where=self.uri)
+        from ..layout.streams import stream_names
+
+        found = frame_fields(schema, where=self.uri, streams=stream_names(self._layout.header))
         spec = self._field_plan.spec
         select_fields(found, spec.offset_keys, self.uri)
         return {f.name: f for f in select_fields(found, spec.read, self.uri)}
@@ -450,7 +514,16 @@ class VideoWindows:
         """:attr:`features` less the per-frame fields (known without the Lance schema)."""
         from .samples import window_features
 
-        return window_features(self._params, self._out_size, self._fields, self._layout)
+        features = window_features(self._params, self._out_size, self._fields, self._layout)
+        if not self._streams:
+            return features
+        import datasets
+
+        length = self._params.window_length
+        extra = {
+            name: datasets.Array4D((length, *size, 3), "uint8") for name, _, size in self._streams
+        }
+        return type(features)({**features, **extra})
 
     def _field_features(self, features: datasets.Features) -> datasets.Features:
         """``features`` with those of the per-frame fields (none read: unchanged)."""
@@ -471,6 +544,9 @@ class VideoWindows:
         frame_indices: np.ndarray,
         values: RowFields,
     ) -> list[dict[str, Any]]:
+        for name, images in values.images.items():
+            for b, sample in enumerate(samples):
+                sample[name] = images[b]
         if not values.values:
             return samples
         fields = self._frames.reader.fields
