@@ -432,6 +432,19 @@ class VideoWindows:
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         return self._read(idx)[0]
 
+    def read_stream(self, indices: Sequence[int] | np.ndarray, name: str) -> np.ndarray:
+        """Only the images of stream ``name``: ``(len(indices), window_length, H, W, 3)`` uint8
+        (the frames of ``video`` are read and decoded with them)."""
+        if name not in self.streams:
+            raise ParameterError(
+                f"{name!r} is not an image stream this view of {self.uri!r} reads; it reads "
+                f"{', '.join(map(repr, self.streams)) or 'none'} (streams=)"
+            )
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
+        if idx.size == 0:
+            return np.empty((0, self._params.window_length, *self.streams[name], 3), np.uint8)
+        return self._read_fields(idx, fields=False)[4].images[name]
+
     @closed_at_exit  # a pass left open at exit ends before the interpreter's teardown
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
