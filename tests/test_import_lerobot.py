@@ -269,3 +269,30 @@ def test_meta_kept_fps_features_and_stats_over_every_data_file(tmp_path: Path) -
         np.testing.assert_array_equal(stats["min"], values.min(0))
         np.testing.assert_array_equal(stats["max"], values.max(0))
         assert stats["count"] == [16]
+
+
+def test_two_cameras_read_back_through_video_windows(tmp_path: Path) -> None:
+    """A 2-camera conversion is a root hf_lvf reads: both cameras' pixels exact (PNG), the
+    per-frame fields beside them, each window's frames those of its episode."""
+    from hf_lvf import VideoWindows
+
+    columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    sources = {
+        camera: np.stack(decode_rgb(tmp_path / f"ds/videos/{camera}/chunk-000/file-000.mp4"))
+        for camera in (TOP, WRIST)
+    }
+    view = VideoWindows(tmp_path / "root", window_length=3)
+    assert view.streams == {WRIST: (64, 64)}
+    starts = np.cumsum([0, *(v.num_frames for v in view.videos)])
+    seen = 0
+    for sample in view.iter_samples():
+        rows = starts[sample["video_idx"]] + np.asarray(sample["frame_indices"])
+        np.testing.assert_array_equal(sample["video"], sources[TOP][rows])
+        np.testing.assert_array_equal(sample[WRIST], sources[WRIST][rows])
+        np.testing.assert_array_equal(
+            sample["observation.state"], columns["observation.state"][rows]
+        )
+        seen += 1
+    assert seen == len(view) > 0
+    assert not np.array_equal(sources[TOP], sources[WRIST])  # the cameras differ

@@ -229,3 +229,189 @@ def test_merged_roots_keep_each_videos_stream_sizes(tmp_path: Path) -> None:
     png = write_frames(tmp_path / "p", [("z", _frames(2, 2), None)], video_column=TOP, codec="png")
     with pytest.raises(ValueError, match="encod|png"):
         merge_roots([a, png], tmp_path / "m2")
+
+
+# --- the read side: streams as sample keys -------------------------------------------------
+
+SIDE = "observation.images.side"
+
+
+def _three_cameras(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return [
+        {
+            TOP: rng.integers(0, 255, (16, 24, 3), np.uint8),
+            WRIST: rng.integers(0, 255, (8, 12, 3), np.uint8),
+            SIDE: rng.integers(0, 255, (10, 14, 3), np.uint8),
+        }
+        for _ in range(n)
+    ]
+
+
+def _camera_root(tmp_path: Path) -> tuple[Path, list[dict]]:
+    a, b = _three_cameras(6, 0), _three_cameras(4, 1)
+    videos = [
+        {"key": "a", "frames": a, "frame_fields": {"observation.state": np.arange(6.0)[:, None]}},
+        {"key": "b", "frames": b, "frame_fields": {"observation.state": -np.arange(4.0)[:, None]}},
+    ]
+    return write_frames(tmp_path / "r", videos, codec="png", video_column=TOP), a + b
+
+
+def _check_pixels(sample: dict, frames: list[dict], names=(WRIST, SIDE)) -> None:
+    first = 0 if sample["video_idx"] == 0 else 6
+    for j, f in enumerate(np.asarray(sample["frame_indices"]).tolist()):
+        np.testing.assert_array_equal(sample["video"][j], frames[first + f][TOP])
+        for name in names:
+            np.testing.assert_array_equal(sample[name][j], frames[first + f][name], err_msg=name)
+
+
+def test_every_stream_is_a_sample_key_with_exact_pixels(tmp_path: Path) -> None:
+    import datasets
+
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    view = VideoWindows(root, window_length=3, hop_size=2)
+    assert view.streams == {WRIST: (8, 12), SIDE: (10, 14)}
+    assert view.features[WRIST] == datasets.Array4D((3, 8, 12, 3), "uint8")
+    assert view.features[SIDE] == datasets.Array4D((3, 10, 14, 3), "uint8")
+    taken = view.take(range(len(view)))  # one dense read
+    shared = list(view.iter_samples(batch_size=2))  # strips, windows sharing frames
+    assert len(taken) == len(shared) == len(view) > 2
+    for a, b in zip(taken, shared, strict=True):
+        _check_pixels(a, frames)
+        _check_pixels(b, frames)
+        assert a[WRIST].dtype == np.uint8 and a[WRIST].flags.writeable
+        assert not b[WRIST].flags.writeable  # views into the strip, as video
+        np.testing.assert_array_equal(a["observation.state"], b["observation.state"])
+    # frame_size resizes each stream as it resizes video.
+    resized = VideoWindows(root, window_length=3, frame_size=(6, 6))[0]
+    assert resized["video"].shape == resized[WRIST].shape == resized[SIDE].shape == (3, 6, 6, 3)
+
+
+def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    import lance
+
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    asked: list[list[str]] = []
+    take = lance.LanceDataset.take
+
+    def counting(self, indices, columns=None, **kwargs):
+        asked.append(list(columns or []))
+        return take(self, indices, columns=columns, **kwargs)
+
+    monkeypatch.setattr(lance.LanceDataset, "take", counting)
+    view = VideoWindows(root, window_length=2, streams=[SIDE])
+    sample = view[3]
+    _check_pixels(sample, frames, names=(SIDE,))
+    assert WRIST not in sample and WRIST not in view.features
+    assert asked and all(SIDE in c and "bytes" in c for c in asked)  # one take: both
+    assert not any(WRIST in c for c in asked)
+    asked.clear()
+    none = VideoWindows(root, window_length=2, streams=[])
+    assert set(none[0]) & {WRIST, SIDE} == set() and list(none.iter_samples())
+    assert asked and not any(WRIST in c or SIDE in c for c in asked)
+    with pytest.raises(ValueError, match=r"'observation.images.nope', not an image stream"):
+        VideoWindows(root, window_length=2, streams=["observation.images.nope"])
+
+
+def test_a_root_without_streams_reads_as_before(tmp_path: Path) -> None:
+    """Without streams in _metadata.json, a binary column is a per-frame field, refused."""
+    from hf_lvf import VideoWindows
+    from hf_lvf.errors import LayoutError
+
+    root, _ = _camera_root(tmp_path)
+    plain = write_frames(tmp_path / "plain", [("a", [f[TOP] for f in _frames(3, 0)], None)])
+    assert sorted(VideoWindows(plain, window_length=2)[0]) == [
+        "filename", "frame_indices", "sample_idx", "start_frame", "video", "video_idx"
+    ]  # fmt: skip
+    meta = json.loads((root / "_metadata.json").read_text())
+    del meta["streams"]
+    (root / "_metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(LayoutError, match=r"column 'observation.images.wrist' .* type large_bin"):
+        VideoWindows(root, window_length=2)[0]
+
+
+def _replace_image(root: Path, row: int, name: str, value: bytes | None) -> None:
+    """Rewrite the root's table with stream ``name``'s image of ``row`` replaced (and
+    _metadata.json pointing at the new version)."""
+    import lance
+    import pyarrow as pa
+
+    dataset = lance.dataset(str(root))
+    table = dataset.to_table()
+    parent, child = name.rsplit(".", 1)
+    parts = parent.split(".")
+
+    def replaced(array: pa.StructArray, path: list[str]) -> pa.StructArray:
+        children = []
+        for field in array.type:
+            column = array.field(field.name)
+            if path and field.name == path[0]:
+                column = replaced(column, path[1:])
+            elif not path and field.name == child:
+                values = column.to_pylist()
+                values[row] = value
+                column = pa.array(values, type=column.type)
+            children.append(column)
+        return pa.StructArray.from_arrays(children, fields=list(array.type))
+
+    top = table.column(parts[0]).combine_chunks()
+    table = table.set_column(table.column_names.index(parts[0]), parts[0], replaced(top, parts[1:]))
+    version = lance.write_dataset(table, str(root), mode="overwrite").version
+    meta = json.loads((root / "_metadata.json").read_text())
+    meta["lance_version"] = version
+    (root / "_metadata.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("value", [None, b"not an image"])
+def test_a_broken_stream_image_names_the_video_and_frame(tmp_path: Path, value) -> None:
+    from hf_lvf import VideoWindows
+    from hf_lvf.errors import FrameDecodeError
+
+    root, _ = _camera_root(tmp_path)
+    _replace_image(root, 7, SIDE, value)  # frame 1 of video 1 ('b')
+    view = VideoWindows(root, window_length=2)
+    view[0]  # another video's frames read on
+    pattern = r"stream 'observation.images.side' of frame 1 of video 1 \('b'"
+    with pytest.raises(FrameDecodeError, match=pattern):
+        view.take([view.plan.normalize(np.arange(len(view)))[-3]])
+    with pytest.raises(FrameDecodeError, match=pattern):
+        list(view.iter_samples())
+
+
+def test_a_proxy_is_no_sample_key(tmp_path: Path) -> None:
+    from hf_lvf import VideoWindows
+    from hf_lvf.write import add_proxy
+
+    root = write_frames(tmp_path / "r", [("a", _smooth(4, 32, 48, 0), None)], codec="png")
+    add_proxy(root, 16)
+    proxy = next(iter(json.loads((root / "_metadata.json").read_text())["streams"]))
+    view = VideoWindows(root, window_length=2)
+    assert view.streams == {} and proxy not in view[0] and proxy not in view.features
+    with pytest.raises(ValueError, match="a proxy is none"):
+        VideoWindows(root, window_length=2, streams=[proxy])
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_load_dataset_reads_the_streams(tmp_path: Path, streaming: bool) -> None:
+    import datasets
+
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    view = VideoWindows(root, window_length=2)
+    kwargs = {"data_dir": str(root), "window_length": 2, "split": "train"}
+    if streaming:
+        ds = datasets.load_dataset("hf_lvf", streaming=True, **kwargs)
+    else:
+        ds = datasets.load_dataset("hf_lvf", cache_dir=str(tmp_path / "cache"), **kwargs)
+    got = list(ds.with_format("numpy"))
+    assert len(got) == len(view)
+    for a, b in zip(got, view.iter_samples(), strict=True):
+        assert set(a) == set(b)
+        for name in ("video", WRIST, SIDE, "observation.state"):
+            np.testing.assert_array_equal(np.asarray(a[name]), b[name], err_msg=name)
+        _check_pixels(a, frames)
