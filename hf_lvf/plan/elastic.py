@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from .segment_plan import SegmentPlan
 
 STATE_FORMAT = "hf_lvf.elastic/1"
 # What fixes the global order: a state whose values differ is refused, naming them.
@@ -46,12 +45,18 @@ ORDER_KEYS = ("root", "window_params", "windows", "selection", "shuffle", "seed"
 
 
 def order_identity(
-    *, root: str, window_params: object, plan: SegmentPlan, selection: str, shuffle: bool, seed: int
+    *,
+    root: str,
+    window_params: object,
+    windows_per_video: np.ndarray,
+    selection: str,
+    shuffle: bool,
+    seed: int,
 ) -> dict[str, Any]:
     """What fixes an epoch's global order, as plain values: the root's identity (its metadata
     file's), the window parameters, a digest of the windows each video has, the selection
     (``"all"`` or ``ClipSampler``'s ``"clips_per_video=k mode=..."``), shuffle and seed."""
-    counts = np.ascontiguousarray(plan.windows_per_video, dtype=np.int64)
+    counts = np.ascontiguousarray(windows_per_video, dtype=np.int64)
     digest = hashlib.sha256(counts.tobytes()).hexdigest()[:16]
     return {
         "root": str(root),

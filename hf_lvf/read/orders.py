@@ -101,7 +101,7 @@ def view_identity(windows: Any, *, selection: str, shuffle: bool, seed: int) -> 
     return order_identity(
         root=root,
         window_params=windows.params,
-        plan=windows.plan,
+        windows_per_video=windows.plan.windows_per_video,
         selection=selection,
         shuffle=shuffle,
         seed=seed,
