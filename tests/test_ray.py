@@ -23,9 +23,11 @@ from _roots import assert_same_value, hf_root, make_frames, set_spans, write_for
 from _videos import write_video
 
 import hf_lvf
-from hf_lvf import RayExecutor, VideoWindows, convert_videos, frame_table, read_windows
+from hf_lvf import VideoWindows
+from hf_lvf.convert import convert_videos
 from hf_lvf.errors import FrameDecodeError, StoreError
 from hf_lvf.plan.ranges import window_ranges
+from hf_lvf.ray import RayExecutor, frame_table, read_windows
 
 pytest.importorskip("ray")
 
@@ -324,7 +326,7 @@ def test_scores_from_map_batches_become_a_frame_column(ray_cluster, tmp_path):
         frame_table(scored, ["score"], root=root)  # windows of 4 with hop 3 end at frame 9
     table = frame_table(scored, ["score"], root=root, fill=-1.0)
     assert table.num_rows == 44 and table.column_names == ["video_id", "frame_idx", "score"]
-    hf_lvf.add_frame_columns(root, table)
+    hf_lvf.write.add_frame_columns(root, table)
 
     after = json.loads((root / "_metadata.json").read_text())["lance_version"]
     assert after > before
@@ -522,7 +524,7 @@ def test_public_names_do_not_import_ray():
     import subprocess
     import sys
 
-    code = "import sys, hf_lvf; hf_lvf.read_windows; print('ray' in sys.modules)"
+    code = "import sys, hf_lvf; hf_lvf.ray.read_windows; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    assert {"RayExecutor", "frame_table", "read_windows"} <= set(hf_lvf.__all__)
+    assert set(hf_lvf.ray.__all__) == {"RayExecutor", "frame_table", "read_windows"}

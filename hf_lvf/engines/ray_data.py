@@ -159,7 +159,7 @@ def frame_table(
     storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Results of a window dataset as one row per frame: ``video_id``, ``frame_idx`` and
-    ``columns``, the table :func:`~hf_lvf.add_frame_columns` joins on ``(video_id,
+    ``columns``, the table :func:`~hf_lvf.write.add_frame_columns` joins on ``(video_id,
     frame_idx)``.
 
     A column whose values have ``window_length`` rows (one per frame of the window) gives each
