@@ -258,6 +258,7 @@ def test_a_resumed_sampler_reads_the_rest_and_the_next_epoch_whole(windows):
 def test_real_workers_take_the_batches_the_simulation_takes(windows, monkeypatch):
     stream = windows.to_iterable_dataset(num_replicas=2, rank=1).shuffle(seed=5)
     loader = safe_dataloader(stream, batch_size=B, num_workers=2)
+    assert loader.dataset is stream  # told its batch size in place: set_epoch reaches it
     got = [batch["sample_idx"].tolist() for _, batch in zip(range(5), loader, strict=False)]
     state = loader.state_dict()
     simulated = StreamRank(windows, 2, 1, 2, monkeypatch=monkeypatch)

@@ -317,13 +317,14 @@ class WindowStream(datasets.IterableDataset):
         return self._with(iterable._replace(shuffle=True, seed=drawn, identity=identity))
 
     def with_loader_batch_size(self, batch_size: int) -> WindowStream:
-        """The stream with the DataLoader's batch size, so that its workers read the batches
-        the DataLoader takes from each (``safe_dataloader`` calls it)."""
+        """Tell the stream the DataLoader's batch size, so that its workers read the batches
+        the DataLoader takes from each (``safe_dataloader`` calls it). In place: the caller's
+        ``set_epoch`` still reaches the stream the loader holds."""
         iterable = self._windows_iterable()
         replicas, rank, size = iterable.split  # type: ignore[misc]
-        if batch_size == size:
-            return self
-        return self._with(_elastic_iterable(iterable, replicas, rank, batch_size))
+        if batch_size != size:
+            self._ex_iterable = _elastic_iterable(iterable, replicas, rank, batch_size)
+        return self
 
     def _start(self) -> int:
         """Where this epoch's pass starts: the loaded position in its epoch, else 0."""
