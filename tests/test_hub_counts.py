@@ -2,7 +2,7 @@
 stand-in, and how much of it is in flight at once, counted instead of timed.
 
 - A read in a random order keeps its read-ahead: once its first window is out, it has
-  :data:`~hf_lvf.frames.ahead.REMOTE_IN_FLIGHT` fetches in flight at once, and never more
+  :data:`~hf_lvf.frames.REMOTE_IN_FLIGHT` fetches in flight at once, and never more
   than twice that many requests.
 - A streaming ``load_dataset`` reaches its first window in as few requests as the layout
   allows: the revision is asked once, ``_metadata.json`` read once, the table's manifest
@@ -22,8 +22,7 @@ from _threads import fetch_threads_end
 from hub_server import HubServer
 from test_hub_reads import PARAMS, REPO, _commit, _forget_downloads
 
-from hf_lvf import VideoWindows
-from hf_lvf.frames import ahead
+from hf_lvf import VideoWindows, frames
 from hf_lvf.write.synthetic import write_synthetic_root
 
 pytestmark = [pytest.mark.hub, pytest.mark.usefixtures("small_reads")]
@@ -58,12 +57,12 @@ def test_a_random_order_keeps_its_fetches_in_flight(hub: HubServer, root: Path):
     reader = threading.Thread(target=lambda: seen.extend(s["sample_idx"] for s in samples))
     with hub.hold(timeout=HANG_S):  # nothing is answered: what is sent stays in flight
         reader.start()
-        reached = _wait_for(lambda: hub.in_flight >= ahead.REMOTE_IN_FLIGHT)
+        reached = _wait_for(lambda: hub.in_flight >= frames.REMOTE_IN_FLIGHT)
         held = hub.in_flight
     reader.join(HANG_S)
     assert not reader.is_alive()
-    assert reached, f"{held} requests in flight at once, not {ahead.REMOTE_IN_FLIGHT}"
-    assert hub.peak_in_flight <= 2 * ahead.REMOTE_IN_FLIGHT
+    assert reached, f"{held} requests in flight at once, not {frames.REMOTE_IN_FLIGHT}"
+    assert hub.peak_in_flight <= 2 * frames.REMOTE_IN_FLIGHT
     assert seen == order.tolist()
     batches = -(-len(order) // 4)
     assert hub.count() == hub.count("/data/", method="GET") <= 2 * batches

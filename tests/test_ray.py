@@ -26,7 +26,7 @@ import hf_lvf
 from hf_lvf import VideoWindows
 from hf_lvf.convert import convert_videos
 from hf_lvf.errors import FrameDecodeError, StoreError
-from hf_lvf.plan.ranges import window_ranges
+from hf_lvf.plan import window_ranges
 from hf_lvf.ray import RayExecutor, frame_table, read_windows
 
 pytest.importorskip("ray")

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..errors import MissingDependencyError, ParameterError, ParameterTypeError, UsageError
 from ..layout import read_layout
-from ..plan.segment_plan import check_integer
+from ..plan import check_integer
 from ..read.windows import VideoWindows
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from ray.data import Datasource, ReadTask
 from ray.data.block import BlockAccessor, BlockMetadata
 from ray.data.context import DataContext
 
-from ..plan.ranges import window_ranges
+from ..plan import window_ranges
 from ..read.orders import ShuffledOrder
 from ..read.windows import VideoWindows
 

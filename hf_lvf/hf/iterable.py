@@ -37,9 +37,9 @@ import datasets
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
+from ..plan import check_integer
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
 from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
-from ..plan.segment_plan import check_integer
 from ..read import windows as _windows
 from ..read.orders import view_identity
 from ..read.windows import VideoWindows

@@ -9,7 +9,7 @@ window indices, computed from a seed and the epoch, in any process. On a batch i
 expecting, :class:`OrderedReads` looks for it in that order (this epoch, the next, the
 first: a worker is never told the epoch) and, once found, fetches the encoded frames of
 the batches that come next for this process (every ``num_workers``-th batch after it)
-while the current one decodes, with the frame reader's :func:`~hf_lvf.frames.ahead.read_ahead`
+while the current one decodes, with the frame reader's :func:`~hf_lvf.frames.read_ahead`
 and within its :class:`~hf_lvf.FetchAhead` bounds.
 
 What a read returns never depends on the guess: fetched frames are looked up by Lance row,
@@ -31,8 +31,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..frames import FetchAhead, ahead
-from ..frames.ahead import AheadReads, Fetched, read_ahead
+from .. import frames
+from ..frames import FetchAhead, Fetched, FrameReader, read_ahead
+from ..plan import WindowPlan
 from ..plan.elastic import (
     check_state,
     make_state,
@@ -41,7 +42,6 @@ from ..plan.elastic import (
     rank_count,
     rank_positions,
 )
-from ..plan.segment_plan import SegmentPlan
 
 # Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
 # a persistent DataLoader worker is not told the epoch, and epochs may be skipped.
@@ -55,7 +55,7 @@ class KnownOrder(Protocol):
 
     epoch: int
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray: ...
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray: ...
 
 
 @dataclass
@@ -65,7 +65,7 @@ class GivenOrder:
     indices: np.ndarray
     epoch: int = 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         return self.indices
 
 
@@ -88,7 +88,7 @@ class ShuffledOrder:
     def first(self, epoch: int) -> int:
         return self.start if epoch == self.start_epoch else 0
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         order = self.global_order(len(plan), epoch)
         return order[rank_positions(self.first(epoch), len(order), self.num_replicas, self.rank)]
 
@@ -197,8 +197,8 @@ class OrderedReads:
 
     def __init__(
         self,
-        reader: AheadReads,
-        plan: SegmentPlan,
+        reader: FrameReader,
+        plan: WindowPlan,
         start_rows: np.ndarray,
         rows_to_fetch: Callable[[Iterable[np.ndarray]], Iterator[np.ndarray]] | None = None,
     ):
@@ -290,8 +290,8 @@ class OrderedReads:
             options,
             seen,
             daemon=remote,
-            group_rows=ahead.GROUP_ROWS,
-            in_flight=ahead.REMOTE_IN_FLIGHT if remote else None,
+            group_rows=frames.GROUP_ROWS,
+            in_flight=frames.REMOTE_IN_FLIGHT if remote else None,
         )
 
     def _epoch_order(self, epoch: int) -> np.ndarray:

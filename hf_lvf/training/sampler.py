@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
+from ..plan import WindowPlan
 from ..plan.clips import ClipMode, ClipSampling, check_int
 from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
-from ..plan.segment_plan import SegmentPlan
 from ..read.orders import view_identity
 
 
@@ -65,7 +65,7 @@ class _ClipOrder:
     start: int = 0
     start_epoch: int = 0
 
-    def chosen(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def chosen(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed, epoch])  # the draw first, then the order
         chosen = self.sampling.select(plan, rng=rng)
         return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
@@ -82,7 +82,7 @@ class _ClipOrder:
             else total
         )
 
-    def epoch_order(self, plan: SegmentPlan, epoch: int) -> np.ndarray:
+    def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         chosen = self.chosen(plan, epoch)
         first = self.first(epoch)
         stop = self.stop(first, len(chosen))
@@ -141,7 +141,7 @@ class ClipSampler:
         drop_last: bool = False,
     ):
         plan = getattr(windows, "plan", None)
-        if not isinstance(plan, SegmentPlan):
+        if not isinstance(plan, WindowPlan):
             raise ParameterTypeError(
                 f"ClipSampler samples the windows of a hf_lvf.VideoWindows, got "
                 f"{type(windows).__name__}"
