@@ -315,6 +315,8 @@ def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monke
     assert asked and not any(WRIST in c or SIDE in c for c in asked)
     with pytest.raises(ValueError, match=r"'observation.images.nope', not an image stream"):
         VideoWindows(root, window_length=2, streams=["observation.images.nope"])
+    with pytest.raises(ValueError, match=r"'observation.images.side' is an image stream"):
+        VideoWindows(root, window_length=2, frame_offsets={SIDE: [0, 1]})
 
 
 def test_a_root_without_streams_reads_as_before(tmp_path: Path) -> None:

@@ -298,7 +298,15 @@ class VideoWindows:
         samples carry: ``frame_size`` if given, else the stream's own (common) size."""
         from ..layout.streams import root_streams, sample_streams
 
-        found = sample_streams(root_streams(layout), selection, layout.uri)
+        every = root_streams(layout)
+        at_offsets = [name for name in self._field_spec.offset_keys if name in every]
+        if at_offsets:
+            raise ParameterError(
+                f"{at_offsets[0]!r} is an image stream of root {layout.uri!r}: streams are read "
+                "at the window's frames (frame_indices), not at offsets of frame_offsets= or "
+                "delta_timestamps= (not supported yet); use window_length= and frame_skip="
+            )
+        found = sample_streams(every, selection, layout.uri)
         from ..layout import SAMPLE_KEYS
 
         taken = {*SAMPLE_KEYS, *self._fields}
