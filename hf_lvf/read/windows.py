@@ -112,6 +112,11 @@ class VideoWindows:
         frame_offsets, delta_timestamps: ``{field: offsets}`` read at offsets from the
             window's last frame, in frames or seconds (LeRobot's ``delta_timestamps``,
             ``tolerance_s``), clamped to the video, with ``<field>_is_pad``.
+        streams: the image streams samples carry (FORMAT.md, "Image streams": a root's
+            other cameras), each under its name, ``(window_length, H, W, 3)`` uint8 RGB at
+            ``frame_indices``, read in the same take as ``video`` and decoded with it,
+            at ``frame_size`` if given, else at the stream's own size; ``None`` (default):
+            every stream but proxies; ``[]``: none (their columns are not read).
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
