@@ -303,8 +303,10 @@ def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monke
         return take(self, indices, columns=columns, **kwargs)
 
     monkeypatch.setattr(lance.LanceDataset, "take", counting)
-    view = VideoWindows(root, window_length=2, streams=[SIDE])
-    sample = view[3]
+    import pickle
+
+    view = pickle.loads(pickle.dumps(VideoWindows(root, window_length=2, streams=[SIDE])))
+    sample = view[3]  # the selection travels (DataLoader workers)
     _check_pixels(sample, frames, names=(SIDE,))
     assert WRIST not in sample and WRIST not in view.features
     assert asked and all(SIDE in c and "bytes" in c for c in asked)  # one take: both
