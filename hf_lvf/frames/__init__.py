@@ -28,7 +28,7 @@ from ..layout.frame_fields import FrameField, frame_fields
 from ..location import lance_location
 from ..location.store import secret_values
 from ..location.store_options import lance_options
-from .ahead import AheadReads, Blobs, FetchAhead  # noqa: F401  (re-exported: hf_lvf.FetchAhead)
+from .ahead import AheadReads, Blobs, ReadAheadBudget  # noqa: F401  (re-exported: hf_lvf.ReadAheadBudget)
 from .field_reads import field_columns, read_fields, select_fields
 from .forks import _enter_lance, check_fork_safe, fork_is_unsafe  # noqa: F401  (re-exported)
 from .remote import describe_rows, patiently
