@@ -29,8 +29,7 @@ if TYPE_CHECKING:  # for type checkers and the API reference; the same as _HOMES
     from .hf.feature import WindowVideo
     from .layout import MISSING_VALUES, VideoInfo, read_layout
     from .layout.frame_fields import FrameField
-    from .plan.segment_plan import WindowParams
-    from .plan.sizes import DEFAULT_MAX_FRAME_PIXELS
+    from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
     from .read.describe import describe
     from .read.show import save_window
@@ -44,7 +43,7 @@ _HOMES: dict[str, str | None] = {
     "__version__": None,
     # reading windows
     "VideoWindows": "read.windows",
-    "WindowParams": "plan.segment_plan",
+    "WindowParams": "plan",
     "FrameField": "layout.frame_fields",
     "ReadAheadBudget": "frames",
     "describe": "read.describe",
@@ -52,7 +51,7 @@ _HOMES: dict[str, str | None] = {
     "read_layout": "layout",
     "VideoInfo": "layout",
     "MISSING_VALUES": "layout",
-    "DEFAULT_MAX_FRAME_PIXELS": "plan.sizes",
+    "DEFAULT_MAX_FRAME_PIXELS": "plan",
     "DEFAULT_QUALITY": "decode",
     # with datasets, with PyTorch
     "HfLvfConfig": "hf.builder",

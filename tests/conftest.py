@@ -75,11 +75,11 @@ def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reads of a span and 8 frames (the least a shared read takes, as for HD frames), each
     fetched ahead on its own, so that the small roots of the tests take many reads and
     requests, as big roots do."""
-    from hf_lvf.frames import ahead
+    from hf_lvf import frames
     from hf_lvf.read import windows
 
     monkeypatch.setattr(windows, "_STRIP_BYTES", 1)
-    monkeypatch.setattr(ahead, "GROUP_ROWS", 0)
+    monkeypatch.setattr(frames, "GROUP_ROWS", 0)
 
 
 # =============================================================================

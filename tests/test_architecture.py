@@ -159,7 +159,7 @@ def test_import_graph_has_no_cycle():
 def test_cycle_detection_sees_deferred_imports(tmp_path):
     # The graph builder itself: an import inside a function counts.
     tree = ast.parse("def f():\n    from ..read.windows import VideoWindows\n")
-    assert ("@read.windows", ["VideoWindows"], 2) in _imports("plan.sizes", tree)
+    assert ("@read.windows", ["VideoWindows"], 2) in _imports("plan", tree)
 
 
 def test_outside_systems_stay_in_their_module():

@@ -12,9 +12,8 @@ from _clips import oracle_uniform, oracle_virtual_windows, per_video_counts
 
 from hf_lvf import WindowParams
 from hf_lvf.errors import LayoutError
-from hf_lvf.plan import plan_windows
+from hf_lvf.plan import make_timeline, plan_windows
 from hf_lvf.plan.clips import ClipSampling, clip_shards, replica_indices, replica_length
-from hf_lvf.plan.timeline import make_timeline
 
 COUNTS = np.array([9, 2, 0, 19, 4, 1, 0, 30, 3])
 

@@ -141,7 +141,7 @@ def test_passes_left_open_are_what_the_exit_hook_closes(root):
     import threading
 
     from hf_lvf import VideoWindows
-    from hf_lvf.frames.ahead import close_open_generators
+    from hf_lvf.frames import close_open_generators
 
     w = VideoWindows(root, window_length=4)
     passes = [w.iter_samples(), iter(w)]

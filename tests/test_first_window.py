@@ -13,8 +13,7 @@ import torch
 from _roots import assert_same_samples, hf_root
 
 import hf_lvf
-from hf_lvf.read.batches import FrameBatches
-from hf_lvf.read.strips import handed_out
+from hf_lvf.read.batches import FrameBatches, handed_out
 
 PARAMS = {"window_length": 4, "hop_size": 2}
 LENGTHS = (20, 9, 12)
@@ -120,7 +119,7 @@ def test_handed_out_waits_for_the_first_strip_only():
 
 
 def test_the_first_batch_of_a_read_ahead_is_handed_out_before_fetching_ahead():
-    from hf_lvf.frames.ahead import ReadAheadBudget, read_ahead
+    from hf_lvf.frames import ReadAheadBudget, read_ahead
 
     log: list[tuple[list[int], bool]] = []
 

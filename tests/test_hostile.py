@@ -26,7 +26,7 @@ from _roots import (
 import hf_lvf
 from hf_lvf import VideoWindows
 from hf_lvf.errors import LayoutError
-from hf_lvf.plan.sizes import DEFAULT_MAX_FRAME_PIXELS, crop_box
+from hf_lvf.plan import DEFAULT_MAX_FRAME_PIXELS, crop_box
 
 
 def _declare(root, video_idx, **fields):

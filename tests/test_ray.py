@@ -26,7 +26,7 @@ import hf_lvf
 from hf_lvf import VideoWindows
 from hf_lvf.convert import convert_videos
 from hf_lvf.errors import FrameDecodeError, StoreError
-from hf_lvf.plan.ranges import window_ranges
+from hf_lvf.plan import window_ranges
 from hf_lvf.ray import RayExecutor, frame_table, read_windows
 
 pytest.importorskip("ray")
@@ -154,6 +154,23 @@ def test_own_seed_gives_every_window_once_in_a_new_order_per_epoch(ray_cluster, 
         blocks.append(sorted(tuple(b["sample_idx"]) for b in ds.iter_batches(batch_size=None)))
     assert blocks[1] == blocks[2] and blocks[0] != blocks[1]
     assert all(list(block) != sorted(block) for block in blocks[0])  # rows shuffled in blocks
+
+
+def test_own_seed_is_the_global_order_of_a_ddp_job(ray_cluster, root):
+    """A Ray job and a DDP job on the same seed read the same global order (issue 47)."""
+    from hf_lvf.read.orders import ShuffledOrder
+
+    context = ray_cluster.data.DataContext.get_current()
+    before = context.execution_options.preserve_order
+    context.execution_options.preserve_order = True
+    try:
+        for epoch in (0, 1):
+            ds = read_windows(root, **PARAMS, seed=7, epoch=epoch, override_num_blocks=4)
+            got = [int(row["sample_idx"]) for row in ds.iter_rows()]
+            n = len(got)
+            assert got == ShuffledOrder(seed=7).global_order(n, epoch).tolist()
+    finally:
+        context.execution_options.preserve_order = before
 
 
 def test_iter_torch_batches_on_the_dataset_as_it_is(ray_cluster, root):

@@ -1,4 +1,4 @@
-"""Fetching ahead (hf_lvf.frames.ahead) on local roots: same samples, bounded,
+"""Fetching ahead (hf_lvf.frames) on local roots: same samples, bounded,
 and nothing left running when a reader stops early."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from _roots import assert_same_values, foreign_videos, hf_root, write_foreign_ro
 from _threads import fetch_threads_end
 
 from hf_lvf import FrameDecodeError, ReadAheadBudget, VideoWindows
-from hf_lvf.frames import FrameReader
-from hf_lvf.frames.ahead import read_ahead
+from hf_lvf.frames import FrameReader, read_ahead
 
 pytestmark = pytest.mark.usefixtures("small_reads")
 

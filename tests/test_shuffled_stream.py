@@ -19,8 +19,8 @@ import pytest
 from _roots import hf_root
 from _threads import fetch_threads, fetch_threads_end
 
-from hf_lvf import ReadAheadBudget, VideoWindows
-from hf_lvf.frames import FrameReader, ahead
+from hf_lvf import ReadAheadBudget, VideoWindows, frames
+from hf_lvf.frames import FrameReader
 
 pytestmark = pytest.mark.usefixtures("small_reads")
 
@@ -80,13 +80,13 @@ def test_a_shuffled_stream_reads_its_order_ahead_and_yields_that_order(root, rea
 def test_the_stream_reads_ahead_within_the_views_fetch_ahead(root, monkeypatch):
     budget = ReadAheadBudget(depth=3, max_bytes=1)
     seen: list[ReadAheadBudget] = []
-    read_ahead = ahead.read_ahead
+    read_ahead = frames.read_ahead
 
     def spy(fetch, batches, options, *args, **kwargs):
         seen.append(options)
         return read_ahead(fetch, batches, options, *args, **kwargs)
 
-    monkeypatch.setattr(ahead, "read_ahead", spy)
+    monkeypatch.setattr(frames, "read_ahead", spy)
     w = VideoWindows(root, read_ahead=budget, **PARAMS)
     got = list(w.to_iterable_dataset(shuffle=True, seed=2))
     assert seen and set(seen) == {budget}  # the same cap as safe_dataloader's read-ahead
@@ -166,13 +166,13 @@ def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
     # datasets' .shuffle() reads up to 10 slices of the shard order side by side: each is a
     # pass of the same reader, and together they hold at most max_bytes ahead.
     started: list[int] = []
-    start_fetch = ahead._start_fetch
+    start_fetch = frames._start_fetch
 
     def counted(fetch, rows, daemon):
         started.append(int(rows[0]) // 1000)  # which pass
         return start_fetch(fetch, rows, daemon)
 
-    monkeypatch.setattr(ahead, "_start_fetch", counted)
+    monkeypatch.setattr(frames, "_start_fetch", counted)
 
     def fetch(rows):
         return [b"x" * 100] * len(rows)
@@ -182,14 +182,14 @@ def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
 
     seen = [10, 1000]  # 100 bytes a row so far: a batch of 5 rows is 500 bytes
     budget = ReadAheadBudget(depth=8, max_bytes=1000)
-    alone = ahead.read_ahead(fetch, batches(0), budget, [10, 1000])
+    alone = frames.read_ahead(fetch, batches(0), budget, [10, 1000])
     next(alone)
     on_its_own = started.count(0)
     assert on_its_own == 3  # the batch needed next and 1000 bytes ahead: the cap
     alone.close()
     del started[:]
-    a = ahead.read_ahead(fetch, batches(0), budget, seen)
-    b = ahead.read_ahead(fetch, batches(1000), budget, seen)
+    a = frames.read_ahead(fetch, batches(0), budget, seen)
+    b = frames.read_ahead(fetch, batches(1000), budget, seen)
     next(a)
     next(b)
     # b: its next batch, and one more (each pass always has one batch under way beyond it)

@@ -22,8 +22,7 @@ from hf_lvf.errors import LayoutError
 from hf_lvf.layout import read_layout
 from hf_lvf.layout import spans as spans_module
 from hf_lvf.layout.spans import layout_spans
-from hf_lvf.plan import WindowParams
-from hf_lvf.plan.spans import plan_spans
+from hf_lvf.plan import WindowParams, plan_spans
 from hf_lvf.write.synthetic import write_synthetic_root
 
 KEYS = ["video", "video_idx", "filename", "start_frame", "frame_indices", "sample_idx"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..layout import RootLayout
-from ..plan.segment_plan import WindowParams, check_frame_size, plan_windows
+from ..plan import WindowParams, check_frame_size, plan_windows
 
 logger = logging.getLogger(__name__)
 

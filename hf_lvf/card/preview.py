@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..layout import RootLayout, read_layout
-from ..plan.segment_plan import WindowParams
+from ..plan import WindowParams
 from ..read.show import contact_sheet
 from ..read.windows import VideoWindows
 

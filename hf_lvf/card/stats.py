@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from ..layout import FieldKinds, RootLayout
 from ..layout.labels import LABEL, combined_label_names
-from ..read.segments import plan_root
+from ..read.samples import plan_root
 from .options import CardOptions, CardRoot, rate_text
 
 _SIZE_CATEGORIES = (

@@ -17,7 +17,7 @@ from ..errors import ParameterError, SkippedVideoWarning, VideoDecodeError
 from ..frames import FRAME_SCHEMA
 from ..frames.main_guard import check_main_guard
 from ..location import is_object_store_uri, lance_options
-from ..plan.sizes import Crop
+from ..plan import Crop
 from ..write.append import WriteMode, resolve_mode
 from .appending import (
     _destination,

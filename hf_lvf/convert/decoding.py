@@ -18,7 +18,7 @@ import numpy as np
 
 from ..decode import DEFAULT_QUALITY, Codec, check_codec
 from ..errors import MissingDependencyError, ParameterError
-from ..plan.sizes import (
+from ..plan import (
     DEFAULT_MAX_FRAME_PIXELS,
     WEBP_MAX_SIDE,
     Crop,

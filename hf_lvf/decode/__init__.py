@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 import numpy as np
 
 from ..errors import FrameDecodeError, ParameterError
-from ..plan.sizes import Crop
+from ..plan import Crop
 from .encode import (
     CODECS,
     DEFAULT_QUALITY,
@@ -96,7 +96,7 @@ def start_decoding(
             frames are resized to ``out``'s ``(H, W)`` when that differs.
         describe: ``k -> "frame f of video v (...) in root"``, for error messages.
         threads: decode threads; 1 decodes in the calling thread.
-        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.plan.sizes.crop_box`).
+        crop: how a frame is resized to ``out``'s size (:func:`hf_lvf.plan.crop_box`).
         copies: ``copies[k]``: further positions in ``out`` that get frame ``k`` (a frame
             that several windows of a batch need). The thread that decoded it copies it
             at once, while it is still in that core's cache.

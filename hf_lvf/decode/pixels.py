@@ -22,7 +22,7 @@ import imagecodecs
 import numpy as np
 from PIL import Image
 
-from ..plan.sizes import Crop, crop_box
+from ..plan import Crop, crop_box
 from .headers import FrameHeader
 
 # What each codec raises for bytes it cannot decode.

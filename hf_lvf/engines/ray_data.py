@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..errors import MissingDependencyError, ParameterError, ParameterTypeError, UsageError
 from ..layout import read_layout
-from ..plan.segment_plan import check_integer
+from ..plan import check_integer
 from ..read.windows import VideoWindows
 
 if TYPE_CHECKING:
@@ -76,8 +76,12 @@ def read_windows(
     Args:
         uri: the root (local folder, ``hf://datasets/...`` or an object-store URL), or a
             :class:`~hf_lvf.VideoWindows` to read as it is (then no ``options``).
-        seed: read the ranges in an order drawn from ``[seed, epoch]``, each block's rows
-            permuted: every window exactly once, in a new order per ``epoch``.
+        seed: read the epoch's global order (:mod:`hf_lvf.plan.elastic`): the permutation
+            drawn from ``[seed, epoch]``, that of ``safe_dataloader(shuffle=True, seed=seed)``
+            and of a DDP job on any number of ranks; each read task a contiguous part of it
+            (with ``DataContext.execution_options.preserve_order``, the rows in that order).
+            Every window exactly once, in a new order per ``epoch``; windows far apart share
+            no frames, so a task decodes more than in file order.
             ``Dataset.randomize_block_order()`` is Ray's own, coarser shuffle.
         epoch: the epoch of ``seed``'s order.
         include_paths: keep the ``filename`` column (a string: no tensor).

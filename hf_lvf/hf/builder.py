@@ -66,8 +66,8 @@ from ..location import (
     roots_of_files,
     store_data_files,
 )
-from ..plan.sizes import MIXED_SIZES_HINT
-from ..read.segments import with_class_labels
+from ..plan import MIXED_SIZES_HINT
+from ..read.samples import with_class_labels
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig
 from .feature import WindowVideo

@@ -9,10 +9,8 @@ from typing import Literal
 import datasets
 
 from ..errors import ParameterError
-from ..plan.offsets import TOLERANCE_S
-from ..plan.segment_plan import WindowParams
-from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, FrameSizing
-from ..read.field_plan import FieldSpec
+from ..plan import DEFAULT_MAX_FRAME_PIXELS, TOLERANCE_S, Crop, FrameSizing, WindowParams
+from ..read.samples import FieldSpec
 from .shards import ClipConfig
 
 

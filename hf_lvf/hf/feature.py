@@ -41,8 +41,7 @@ import pyarrow.compute as pc
 
 from ..errors import ParameterError, ParameterTypeError, UsageError
 from ..layout import RootLayout
-from ..plan.segment_plan import WindowParams
-from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, Crop, check_crop, check_limit
+from ..plan import DEFAULT_MAX_FRAME_PIXELS, Crop, WindowParams, check_crop, check_limit
 from ..read.windows import VideoWindows
 from .internals import register_window_feature
 from .root_binding import (

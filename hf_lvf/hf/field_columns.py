@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..frames.field_reads import read_fields
+from ..frames import read_fields
 from ..frames.probe import probe_columns
-from ..read.field_rows import RowFields
+from ..read.batches import RowFields
 from ..read.windows import VideoWindows
 
 

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import ParameterError, ParameterTypeError
 from ..layout import RootLayout, read_layout
-from ..read.spans import span_columns, span_fields
+from ..read.samples import span_columns, span_fields
 from ..read.windows import VideoWindows
 from .feature import WindowVideo
 from .field_columns import window_field_columns

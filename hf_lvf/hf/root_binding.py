@@ -34,8 +34,7 @@ from ..errors import LayoutError, ParameterError, ParameterTypeError, RootNotFou
 from ..frames import pinned_version, referenced_data_files, version_row_count
 from ..layout import RootLayout, read_layout
 from ..location import METADATA_FILENAME, legacy_file_identity, root_file_identity
-from ..plan.segment_plan import WindowParams
-from ..plan.sizes import Crop, FrameSizing
+from ..plan import Crop, FrameSizing, WindowParams
 from ..read.windows import VideoWindows
 
 REFERENCE_FIELDS = ("root", "root_id", "lance_version", "video_idx", "start_frame")

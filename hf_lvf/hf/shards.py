@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..plan import ShortVideos, check_fps, check_short_videos
 from ..plan.clips import ClipMode, ClipSampling, clip_shards
-from ..plan.timeline import ShortVideos, check_fps, check_short_videos
 from ..read.windows import VideoWindows
 from .internals import EPOCH_DRAWS
 from .iterable import clip_options, default_num_shards

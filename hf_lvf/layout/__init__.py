@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import LayoutError
 from ..location import METADATA_FILENAME, join_uri
-from ..plan.sizes import frame_pixels_problem
+from ..plan import frame_pixels_problem
 from .cache import TableSource, cache_dir, raw_entry_objects, read_layout, wait_for_writes
 from .labels import combined_label_names, label_names
 from .parse import LAYOUT_NAME, SAMPLE_KEYS, parse_entry

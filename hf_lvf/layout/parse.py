@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import LayoutError
-from ..plan.sizes import WEBP_MAX_SIDE
+from ..plan import WEBP_MAX_SIDE
 from .table import FIELD_PREFIX, FieldKinds, VideoInfo, array_of, ints_array, numpy_of
 
 LAYOUT_NAME = "lance-video-frames"

@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
-from .segment_plan import SegmentPlan
+from . import WindowPlan
 
 ClipMode = Literal["random", "uniform"]
 CLIP_MODES = ("random", "uniform")
@@ -81,7 +81,7 @@ class ClipSampling:
 
     def select(
         self,
-        plan: SegmentPlan,
+        plan: WindowPlan,
         *,
         rng: np.random.Generator | None = None,
         videos: tuple[int, int] | None = None,

@@ -26,21 +26,51 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..decode import Decoding, start_decoding
-from ..frames import FrameReader
+from ..frames import FrameReader, fields_of
 from ..layout import RootLayout
-from ..plan.sizes import Crop
-from .field_rows import FieldRows, RowFields
+from ..layout.frame_fields import FrameField
+from ..plan import Crop
+
+# ================================================================================================
+# Lance rows -> decoded frames, assembled into the arrays that windows hand out.
+#
+# A :class:`FrameBatches` belongs to one view. It reads the encoded frames of a
+# read in one Lance ``take``, decodes each distinct frame once on the decode
+# threads, keeps the frames of its last read (so that a sequential pass decodes
+# each frame once, also across reads), and assembles them two ways:
+#
+# - :meth:`FrameBatches.dense`: ``(n, window_length, H, W, 3)``, writable, every
+#   window in its own memory; a frame that several windows need is decoded into
+#   the first place and copied once into each other place.
+# - :meth:`FrameBatches.start_shared`: the distinct frames in row order (a "strip"),
+#   and each window a **read-only** view into it, so that no frame is copied per
+#   window; the strip decodes on the decode threads while the caller hands out the
+#   windows of the one before.
+#
+# Reads from several threads at once take turns (a lock around the cache and memory).
+#
+# The memory of a batch or strip is reused by a later read once nothing refers to
+# it any more (no window, no array or tensor made from one): fresh memory costs a
+# page fault per 4 KiB on first write, 10-30 ms per 77 MB here, a sixth to a third
+# of the time it takes to decode the 512 frames that fill it.
+# ================================================================================================
+
 
 _EMPTY_ROWS = np.empty(0, np.int64)
+
+
 # Batches and strips kept for reuse: the one being decoded, the one whose windows are handed
 # out, and the one before, free for the next read once its windows are let go (as a training
 # loop does, holding on to the last window it was given while the next strip is started).
 _RETIRED = 3
+
+
 # Windows looked at for one strip, at most (bounds the planning work per strip).
 _MAX_STRIP_WINDOWS = 1024
 
@@ -65,7 +95,7 @@ class FrameBatches:
         out_size: ``(H, W)`` of every output frame (frames of other sizes are resized).
         uri: the root, for error messages.
         threads: decode threads.
-        crop: how frames of another size are resized (:func:`hf_lvf.plan.sizes.crop_box`).
+        crop: how frames of another size are resized (:func:`hf_lvf.plan.crop_box`).
         decode_scaled: JPEG frames decode DCT-scaled where ``out_size`` allows.
         strip_frames: distinct frames a strip (:meth:`start_shared`) holds, at most as a rule: the
             memory of every strip is that size, so that any strip let go can hold the next.
@@ -235,7 +265,7 @@ class FrameBatches:
         (so the decode threads go from one strip to the next without a pause); then that
         strip is waited for, and its frames this read shares are copied beside the decode.
         The frames to decode and the field values of ``rows`` and ``extra_rows`` are read in
-        one take (:class:`~hf_lvf.read.field_rows.FieldRows`)."""
+        one take (:class:`~hf_lvf.read.batches.FieldRows`)."""
         cached_rows, cached_frames = self._cache
         hit = np.zeros(len(rows), bool)
         if cached_rows.size:
@@ -326,7 +356,7 @@ def plan_strips(
     indices: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], strip_frames: int
 ) -> Iterator[np.ndarray]:
     """``indices`` (windows in the order read) cut into the runs read as one strip each: the
-    first window alone (see :func:`hf_lvf.read.strips.handed_out`), then as many following
+    first window alone (see :func:`hf_lvf.read.batches.handed_out`), then as many following
     windows as hold at most ``strip_frames`` distinct frames (one at least).
 
     Args:
@@ -401,3 +431,117 @@ class ReadAhead:
         self._step = window - last if last is not None else 0
         self._block = None
         return self._read(np.array([window]))[0]
+
+
+# ================================================================================================
+# Per-frame field values of the rows of a read, carried beside the decoded frames.
+#
+# A frame read (:mod:`hf_lvf.read.batches`) decodes each distinct frame once and keeps the
+# frames of its last read; the field values of the same rows come with the same ``take``
+# (:class:`hf_lvf.frames.FrameReader` reads the selected fields with the bytes). A read also
+# wants the values of rows it does not decode (a field read at offsets from a window's last
+# frame, an action chunk); those rows join the same take. The values of the last read's rows
+# are kept, so a sequential pass reads each row's values once, as it decodes each frame once.
+# ================================================================================================
+
+
+class RowFields:
+    """Field values of sorted, distinct Lance ``rows``: ``values[name][k]`` is row ``rows[k]``'s
+    (``(len(rows), *shape)`` arrays; strings as objects)."""
+
+    def __init__(self, rows: np.ndarray = _EMPTY_ROWS, values: dict[str, np.ndarray] | None = None):
+        self.rows, self.values = rows, values or {}
+
+    def at(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """``{name: values of rows}``, each ``(*rows.shape, *shape)``; ``rows`` must be held."""
+        if not self.values:
+            return {}
+        pos = np.searchsorted(self.rows, rows)
+        return {name: values[pos] for name, values in self.values.items()}
+
+
+NO_FIELDS = RowFields()
+
+
+class FieldRows:
+    """The field cache of one view: reads the field values a read needs beside its frames."""
+
+    def __init__(self, reader: FrameReader):
+        self._reader = reader
+        self._last = NO_FIELDS
+
+    def forget(self) -> None:
+        self._last = NO_FIELDS
+
+    def read(
+        self, decode_rows: np.ndarray, field_rows: np.ndarray
+    ) -> tuple[Sequence[bytes | None], RowFields]:
+        """One ``take``: the encoded frames of ``decode_rows`` (sorted, distinct), in order,
+        and the field values of the sorted, distinct ``field_rows`` (the rows the read's
+        windows use and their offsets), those of the last read's rows not read again."""
+        fields: tuple[FrameField, ...] = self._reader.fields
+        if not fields or not field_rows.size:  # no field wanted: the take reads no field column
+            if not decode_rows.size:
+                return [], NO_FIELDS
+            if not fields:
+                return self._reader.read(decode_rows), NO_FIELDS
+            return self._reader.read(decode_rows, fields=False), NO_FIELDS
+        known = self._last
+        have = np.zeros(len(field_rows), bool)
+        pos = np.zeros(len(field_rows), np.int64)
+        if known.rows.size and set(known.values) == {f.name for f in fields}:
+            pos = np.minimum(np.searchsorted(known.rows, field_rows), known.rows.size - 1)
+            have = known.rows[pos] == field_rows
+        read_rows = np.union1d(decode_rows, field_rows[~have])
+        got: Any = self._reader.read(read_rows) if read_rows.size else []
+        blobs = [got[i] for i in np.searchsorted(read_rows, decode_rows).tolist()]
+        fresh = fields_of(got)
+        take = np.searchsorted(read_rows, field_rows[~have])
+        values = {}
+        for field in fields:
+            if have.all():
+                values[field.name] = known.values[field.name][pos]
+                continue
+            read = fresh[field.name]
+            column = np.empty((len(field_rows), *read.shape[1:]), read.dtype)
+            column[~have] = read[take]
+            if have.any():
+                column[have] = known.values[field.name][pos[have]]
+            values[field.name] = column
+        self._last = RowFields(field_rows, values)
+        return blobs, self._last
+
+
+# ================================================================================================
+# Handing out the windows of a pass strip by strip: each strip's windows while the next one
+# decodes, the first window alone and first of all.
+# ================================================================================================
+
+
+T = TypeVar("T")
+
+
+def handed_out(
+    strips: Iterable[np.ndarray],
+    start: Callable[[np.ndarray], Callable[[], list[T]]],
+    *,
+    before_read: Callable[[], None] = lambda: None,
+) -> Iterator[T]:
+    """The samples of each strip in turn, ``start(strip)`` returning ``finish()`` (their
+    samples, once decoded): each strip's samples are handed out while the next one decodes,
+    except the first strip's, handed out before the next one starts, so that a pass hands
+    out its first window as soon as that window's frames are decoded. ``before_read()``
+    comes right before each ``start``, with no ``yield`` between."""
+    handing_out: Callable[[], list[T]] | None = None
+    for position, strip in enumerate(strips):
+        before_read()
+        decoding = start(strip)
+        yield from handing_out() if handing_out is not None else ()
+        handing_out = decoding
+        if position == 0:
+            yield from decoding()
+            handing_out = None
+    yield from handing_out() if handing_out is not None else ()
+
+
+__all__ = ["NO_FIELDS", "FieldRows", "RowFields"]

@@ -22,10 +22,15 @@ from ..errors import LayoutError, ParameterError
 from ..frames.facts import table_facts
 from ..layout import MISSING_VALUES, read_layout
 from ..location import pin_root, root_size_bytes
-from ..plan.segment_plan import WindowParams, plan_windows
-from ..plan.sizes import DEFAULT_MAX_FRAME_PIXELS, MIXED_SIZES_HINT, WEBP_MAX_SIDE
+from ..plan import (
+    DEFAULT_MAX_FRAME_PIXELS,
+    MIXED_SIZES_HINT,
+    WEBP_MAX_SIDE,
+    WindowParams,
+    plan_windows,
+)
 from .describe_fields import described_extras, description_rows
-from .spans import plan_root_spans
+from .samples import plan_root_spans
 from .wording import count_of, frames_a_video, value_range
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.

@@ -9,43 +9,64 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..decode import default_decode_threads
-from ..errors import ParameterError, ParameterTypeError, UsageError
-from ..frames import FrameReader, ReadAheadBudget
-from ..frames.ahead import closed_at_exit
+from ..errors import LayoutError, ParameterError, ParameterTypeError, UsageError
+from ..frames import FrameReader, ReadAheadBudget, check_fork_safe, closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
-from ..plan.segment_plan import SegmentPlan, WindowParams, check_integer
-from ..plan.sizes import (
+from ..plan import (
     DEFAULT_MAX_FRAME_PIXELS,
     Crop,
     FrameSizing,
+    WindowParams,
+    WindowPlan,
     batch_bytes_problem,
+    check_integer,
     common_frame_size,
 )
-from .batches import FrameBatches, ReadAhead, plan_strips
-from .field_plan import FieldPlan, FieldSpec
-from .field_rows import NO_FIELDS, RowFields
+from .batches import NO_FIELDS, FrameBatches, ReadAhead, RowFields, handed_out, plan_strips
 from .orders import GivenOrder, KnownOrder, OrderedReads
-from .segments import plan_root, segment_info, window_fields, window_samples
-from .strips import handed_out
-from .window_reads import WindowReads
+from .samples import FieldPlan, FieldSpec, plan_root, segment_info, window_fields, window_samples
+
+# ================================================================================================
+# How a :class:`~hf_lvf.read.windows.VideoWindows` reads windows: their rows, one dense read
+# or a shared strip, and the per-frame fields that come with them (in the same take).
+# ================================================================================================
+
 
 if TYPE_CHECKING:
     import datasets
 
+    from ..layout.frame_fields import FrameField
+
+
+# ================================================================================================
+# The random-access view: a root as a sequence of fixed-length frame windows.
+#
+# Every front end (the ``datasets`` builder, the iterable wrapper, the CLI)
+# reads through :class:`VideoWindows`: metadata -> segment plan -> one Lance
+# read per batch -> decode each needed frame once -> samples.
+# ================================================================================================
+
+
 # What a pickled view carries, in the order of VideoWindows._setup's arguments; the layout
 # pickles as its location and metadata identity (the table stays in the cache).
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
+
+
 _PICKLED += ("fields", "field_spec")
+
+
 # hf_lvf.hf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
 # datasets' internals), so it installs itself here instead of being imported.
 _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
+
+
 # Decoded frames one shared read (iter_samples) holds, its windows views into them: enough for
 # all decode threads and to amortise a Lance read (160 at 224x224); at HD a span + 8 (below).
 _STRIP_BYTES = 24 * 2**20
@@ -57,7 +78,7 @@ def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) ->
     _iterable_front_end = make
 
 
-class VideoWindows(WindowReads):
+class VideoWindows:
     """Fixed-length frame windows of a lance-video-frames root, by index.
 
     Args:
@@ -76,7 +97,7 @@ class VideoWindows(WindowReads):
         max_batch_bytes: a read whose decoded frames would need more bytes is refused
             before allocating; default: half the physical memory.
         decode_scaled: JPEG frames read at 1/2, 1/4 or 1/8 of their size or less decode
-            DCT-scaled (see :class:`~hf_lvf.plan.sizes.FrameSizing`); ``False``: full decodes.
+            DCT-scaled (see :class:`~hf_lvf.plan.FrameSizing`); ``False``: full decodes.
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -180,7 +201,7 @@ class VideoWindows(WindowReads):
     ) -> VideoWindows:
         """A view of an already read layout (front ends read it once); ``sizing`` (all size
         options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata;
-        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.field_plan.FieldSpec`)."""
+        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.samples.FieldSpec`)."""
         if sizing is not None and frame_size is not None:
             raise ParameterTypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
@@ -199,7 +220,7 @@ class VideoWindows(WindowReads):
         self._sizing = sizing
         self._storage_options = lance_options(storage_options)  # also drops datasets' "hf"
         self._decode_threads = threads or default_decode_threads()
-        self._plan: SegmentPlan = plan_root(layout, params)
+        self._plan: WindowPlan = plan_root(layout, params)
         if len(self._plan) == 0:
             raise ParameterError(
                 f"root {layout.uri!r} yields no windows: every video has fewer than "
@@ -258,7 +279,7 @@ class VideoWindows(WindowReads):
         return self._params
 
     @property
-    def plan(self) -> SegmentPlan:
+    def plan(self) -> WindowPlan:
         return self._plan
 
     @property
@@ -336,7 +357,7 @@ class VideoWindows(WindowReads):
     def _samples(self, *columns: Any, values: RowFields = NO_FIELDS) -> list[dict[str, Any]]:
         """Sample dicts of ``(idx, video_idx, start_frame, frame_indices, video)``, where
         ``video[b]`` is the value of sample ``b``'s ``video`` (pixels here, a reference in
-        the map-style builder): :func:`hf_lvf.read.segments.window_samples` of this root,
+        the map-style builder): :func:`hf_lvf.read.samples.window_samples` of this root,
         with the per-frame fields of ``values``."""
         samples = window_samples(self._layout, self._plan, self._fields, *columns)
         return self._with_fields(samples, columns[1], columns[3], values)
@@ -402,3 +423,151 @@ class VideoWindows(WindowReads):
         if _iterable_front_end is None:  # installed once this module is (hf_lvf._registration)
             raise UsageError("import hf_lvf to use to_iterable_dataset")
         return _iterable_front_end(self, shuffle=shuffle, seed=seed, num_shards=num_shards, **clips)
+
+    _field_plan: FieldPlan
+
+    @property
+    def frame_fields(self) -> dict[str, FrameField]:
+        """The per-frame fields samples carry, by name (the root's Lance schema says them:
+        read by a child process unless this one has used lance, see
+        :mod:`hf_lvf.frames.probe`)."""
+        from ..frames import select_fields
+        from ..frames.probe import probe_schema
+        from ..layout.frame_fields import frame_fields
+
+        reader = self._frames.reader
+        if reader._ds is not None:  # opened here: it knows
+            return {f.name: f for f in reader.fields}
+        schema = probe_schema(self._layout, self._storage_options)
+        found = frame_fields(schema, where=self.uri)
+        spec = self._field_plan.spec
+        select_fields(found, spec.offset_keys, self.uri)
+        return {f.name: f for f in select_fields(found, spec.read, self.uri)}
+
+    @property
+    def base_features(self) -> datasets.Features:
+        """:attr:`features` less the per-frame fields (known without the Lance schema)."""
+        from .samples import window_features
+
+        return window_features(self._params, self._out_size, self._fields, self._layout)
+
+    def _field_features(self, features: datasets.Features) -> datasets.Features:
+        """``features`` with those of the per-frame fields (none read: unchanged)."""
+        from .samples import field_features
+
+        spec = self._field_plan.spec
+        if spec.selection == () and not spec.offset_keys:
+            return features
+        found = self.frame_fields
+        self._check_names(tuple(found.values()))
+        extra = field_features(found.values(), self._params.window_length, self._field_plan.offsets)
+        return type(features)({**features, **extra})
+
+    def _with_fields(
+        self,
+        samples: list[dict[str, Any]],
+        video_idx: np.ndarray,
+        frame_indices: np.ndarray,
+        values: RowFields,
+    ) -> list[dict[str, Any]]:
+        if not values.values:
+            return samples
+        fields = self._frames.reader.fields
+        if self.__dict__.get("_checked_fields") is not fields:
+            self._check_names(fields)
+            self._checked_fields = fields
+        columns = self._field_plan.columns(fields, video_idx, frame_indices, values)
+        for b, sample in enumerate(samples):
+            for name, column in columns.items():
+                sample[name] = column[b]
+        return samples
+
+    def _check_names(self, fields: tuple[FrameField, ...]) -> None:
+        """Refuse a per-frame field named as a key the sample has already (``video``, a
+        metadata field, ``frame_is_pad``, another field's ``_is_pad``...)."""
+        from ..layout import SAMPLE_KEYS
+        from ..plan import IS_PAD
+        from .samples import EXTRA_KEYS
+
+        taken = {*SAMPLE_KEYS, *EXTRA_KEYS, *self._fields}
+        taken |= {name + IS_PAD for name in self._field_plan.offsets}
+        clash = [f.name for f in fields if f.name in taken]
+        if clash:
+            raise LayoutError(
+                f"root {self.uri!r} has a per-frame field {clash[0]!r}, the name of a key its "
+                "samples have already (a sample key, a metadata field or a field's _is_pad); "
+                "rename the column, or leave it out with frame_fields="
+            )
+
+    def _rows_to_fetch(self, strips: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+        """The rows to fetch ahead for each strip: ``WindowPlan.rows_to_fetch``, and the rows
+        the strip's offsets reach (so that no strip needs a second take for its fields)."""
+        if not self._field_plan.offsets:
+            yield from self._plan.rows_to_fetch(self._start_rows, strips)
+            return
+        previous = np.empty(0, np.int64)
+        for idx in strips:
+            video_idx, _, frame_indices, rows = self._rows(idx)
+            extra = self._field_plan.extra_rows(video_idx, frame_indices)
+            yield np.setdiff1d(np.union1d(rows, extra), previous)
+            previous = rows[-1]
+
+    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(video_idx, start_frame, frame_indices, Lance rows)`` of windows ``idx``."""
+        video_idx, start_frame = self._plan.locate(idx)
+        frame_indices = self._plan.frame_indices(start_frame, video_idx)
+        rows = self._start_rows[video_idx][:, None] + frame_indices
+        return video_idx, start_frame, frame_indices, rows
+
+    def _read(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Windows ``idx`` as one dense, writable ``(n, window_length, H, W, 3)`` array."""
+        return self._read_fields(idx, fields=False)[:4]  # pixels only: no field column read
+
+    def _read_fields(self, idx: np.ndarray, fields: bool = True) -> tuple[Any, ...]:
+        """:meth:`_read` and the field values of the windows' rows (and offsets)."""
+        # Before the frame cache: a forked child must fail on every read, not only on a miss.
+        check_fork_safe(self.uri)
+        video_idx, start_frame, frame_indices, rows = self._rows(idx)
+        if idx.size == 0:
+            return self._no_windows(), video_idx, start_frame, frame_indices, NO_FIELDS
+        height, width = self._out_size
+        problem = batch_bytes_problem(rows.size, height, width, self._sizing.batch_bytes)
+        if problem is not None:
+            raise ParameterError(
+                f"reading {idx.size} windows of root {self.uri!r} at once: {problem}"
+            )
+        extra = self._field_plan.extra_rows(video_idx, frame_indices) if fields else None
+        video, values = self._frames.dense(rows, extra, fields=fields)
+        return video, video_idx, start_frame, frame_indices, values
+
+    def _no_windows(self) -> np.ndarray:
+        """The pixels of no window: ``(0, window_length, H, W, 3)`` uint8."""
+        return np.empty((0, self._params.window_length, *self._out_size, 3), np.uint8)
+
+    def _take_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
+        """:meth:`take`, and the one ``(n, window_length, H, W, 3)`` array its samples'
+        ``video`` values are views of (what the Ray read tasks hand on as a block)."""
+        # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
+        if idx.size == 0:
+            return self._no_windows(), []
+        with self._ordered.serving(idx, self._fetch_ahead):  # see expect_order
+            video, video_idx, start_frame, frame_indices, values = self._read_fields(idx)
+        return video, self._samples(
+            idx, video_idx, start_frame, frame_indices, video, values=values
+        )
+
+    def _take_shared(self, idx: np.ndarray) -> Callable[[], list[dict[str, Any]]]:
+        """Start reading windows ``idx`` into one strip of decoded frames; returns ``finish()``:
+        their samples, each a read-only view into the strip."""
+        check_fork_safe(self.uri)
+        video_idx, start_frame, frame_indices, rows = self._rows(idx)
+        extra = self._field_plan.extra_rows(video_idx, frame_indices)
+        finish = self._frames.start_shared_fields(rows, extra)
+
+        def samples() -> list[dict[str, Any]]:
+            video, values = finish()
+            columns = (idx, video_idx, start_frame, frame_indices, video)
+            return self._samples(*columns, values=values)
+
+        return samples
