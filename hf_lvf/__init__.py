@@ -24,7 +24,7 @@ from .errors import FrameDecodeError, LVFError, ParameterError, RootNotFoundErro
 if TYPE_CHECKING:  # for type checkers and the API reference; the same as _HOMES (a test checks)
     from .card import build_card
     from .decode import DEFAULT_QUALITY
-    from .frames import FetchAhead
+    from .frames import ReadAheadBudget
     from .hf.builder import HfLvfConfig
     from .hf.feature import WindowVideo
     from .layout import MISSING_VALUES, VideoInfo, read_layout
@@ -45,7 +45,7 @@ _HOMES: dict[str, str | None] = {
     "VideoWindows": "read.windows",
     "WindowParams": "plan",
     "FrameField": "layout.frame_fields",
-    "FetchAhead": "frames",
+    "ReadAheadBudget": "frames",
     "describe": "read.describe",
     "save_window": "read.show",
     "read_layout": "layout",

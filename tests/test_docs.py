@@ -298,7 +298,7 @@ def test_docstring_examples_give_what_they_show() -> None:
             runner.run(test, out=report.append)
     failed, attempted = runner.summarize(verbose=False)
     assert failed == 0, "".join(report)
-    assert attempted >= 30  # cover_size, crop_box, plan_windows, FetchAhead...
+    assert attempted >= 30  # cover_size, crop_box, plan_windows, ReadAheadBudget...
 
 
 # ---------------------------------------------------------------------------------------------

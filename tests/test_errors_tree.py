@@ -64,7 +64,7 @@ def _bad_calls(root: Path, tmp: Path) -> dict[str, list]:
         ],
         "WindowParams": [((), {"window_length": 0}), ((), {"hop_size": "2"})],
         "ClipSampler": [((windows,), {"clips_per_video": 0}), ((windows,), {"mode": "all"})],
-        "FetchAhead": [((), {"depth": 0}), ((), {"max_bytes": -1})],
+        "ReadAheadBudget": [((), {"depth": 0}), ((), {"max_bytes": -1})],
         "HfLvfConfig": [((), {"window_length": 0}), ((), {"crop": "x"})],
         "WindowVideo": [((), {"frame_skip": -1}), ((), {"crop": "x"})],
         "describe": [((root,), {"window_length": 0}), ((missing,), {})],

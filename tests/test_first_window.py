@@ -119,7 +119,7 @@ def test_handed_out_waits_for_the_first_strip_only():
 
 
 def test_the_first_batch_of_a_read_ahead_is_handed_out_before_fetching_ahead():
-    from hf_lvf.frames import FetchAhead, read_ahead
+    from hf_lvf.frames import ReadAheadBudget, read_ahead
 
     log: list[tuple[list[int], bool]] = []
 
@@ -128,7 +128,7 @@ def test_the_first_batch_of_a_read_ahead_is_handed_out_before_fetching_ahead():
         return [b"x"] * len(rows)
 
     batches = [np.array([0, 1]), np.array([2, 3]), np.array([4])]
-    fetched = read_ahead(fetch, batches, FetchAhead(depth=2))
+    fetched = read_ahead(fetch, batches, ReadAheadBudget(depth=2))
     assert next(fetched).rows.tolist() == [0, 1]
     assert log == [([0, 1], True)]  # in this thread, and nothing fetched ahead yet
     assert [f.rows.tolist() for f in fetched] == [[2, 3], [4]]

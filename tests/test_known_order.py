@@ -13,7 +13,7 @@ from _roots import assert_same_values, hf_root
 from _threads import fetch_threads_end
 
 import hf_lvf
-from hf_lvf import ClipSampler, FetchAhead, VideoWindows
+from hf_lvf import ClipSampler, ReadAheadBudget, VideoWindows
 from hf_lvf.read.orders import EpochShuffle
 
 pytestmark = pytest.mark.usefixtures("small_reads")
@@ -81,7 +81,7 @@ def test_takes_out_of_order_read_as_ever_and_find_the_order_again(root):
 
 
 def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
-    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=0), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(depth=0), **PARAMS)
     w.expect_order(np.arange(len(w)))
     threads = _fetching_threads(w)
     for lo in range(0, 12, 4):
@@ -96,7 +96,7 @@ def test_no_read_ahead_when_fetch_ahead_is_off_or_no_order_is_known(root):
 def test_a_fetch_that_fails_raises_in_the_take_that_needs_it(root):
     # A byte budget this small fetches one batch a fetch (a fetch of several batches that
     # fails raises in the take of its first).
-    w = VideoWindows(root, fetch_ahead=FetchAhead(max_bytes=1), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(max_bytes=1), **PARAMS)
     order = np.arange(len(w))[::-1].copy()
     w.expect_order(order)
     reader = w._frames.reader
@@ -220,8 +220,8 @@ def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root
     sha = hub.commit("org/ordered", files)
     plain = VideoWindows(root, **PARAMS)
     # One batch a fetch (a byte budget this small), so that each batch is a request or more.
-    one = FetchAhead(max_bytes=1)
-    remote = VideoWindows("hf://datasets/org/ordered", revision=sha, fetch_ahead=one, **PARAMS)
+    one = ReadAheadBudget(max_bytes=1)
+    remote = VideoWindows("hf://datasets/org/ordered", revision=sha, read_ahead=one, **PARAMS)
     remote.take([0])
     order = np.random.default_rng(4).permutation(len(plain))
     remote.expect_order(order)

@@ -11,7 +11,7 @@ import pytest
 from _roots import assert_same_values, foreign_videos, hf_root, write_foreign_root
 from _threads import fetch_threads_end
 
-from hf_lvf import FetchAhead, FrameDecodeError, VideoWindows
+from hf_lvf import FrameDecodeError, ReadAheadBudget, VideoWindows
 from hf_lvf.frames import FrameReader, read_ahead
 
 pytestmark = pytest.mark.usefixtures("small_reads")
@@ -37,12 +37,17 @@ def _assert_same(got: list[dict], want: list[dict]) -> None:
 
 @pytest.mark.parametrize(
     "read_ahead",
-    [FetchAhead(depth=0), FetchAhead(depth=1), FetchAhead(), FetchAhead(depth=3, max_bytes=1)],
+    [
+        ReadAheadBudget(depth=0),
+        ReadAheadBudget(depth=1),
+        ReadAheadBudget(),
+        ReadAheadBudget(depth=3, max_bytes=1),
+    ],
     ids=["off", "depth1", "default", "tiny-budget"],
 )
 @pytest.mark.parametrize("order", ["sequential", "random"])
 def test_read_ahead_yields_the_samples_of_take(root, read_ahead, order):
-    w = VideoWindows(root, fetch_ahead=read_ahead, **PARAMS)
+    w = VideoWindows(root, read_ahead=read_ahead, **PARAMS)
     indices = np.arange(len(w))
     if order == "random":
         indices = np.random.default_rng(3).permutation(len(w))
@@ -60,7 +65,10 @@ def test_read_ahead_is_bounded_by_depth_and_bytes(root):
             limit.append(k)
             yield rows
 
-    for options, most_ahead in ((FetchAhead(depth=2), 3), (FetchAhead(depth=4, max_bytes=1), 2)):
+    for options, most_ahead in (
+        (ReadAheadBudget(depth=2), 3),
+        (ReadAheadBudget(depth=4, max_bytes=1), 2),
+    ):
         asked: list[int] = []
         for k, got in enumerate(read_ahead(reader.read, lazy(asked), options)):
             # Batches asked for but not yet handed out: the one being read and those ahead.
@@ -77,7 +85,7 @@ def test_read_ahead_is_bounded_by_depth_and_bytes(root):
             threads.append(threading.current_thread().name)
             return reader.read(rows)
 
-        fetched = read_ahead(fetch, iter(batches), FetchAhead(depth=3), seen=seen)
+        fetched = read_ahead(fetch, iter(batches), ReadAheadBudget(depth=3), seen=seen)
         next(fetched)
         fetched.close()
         assert threads[0].startswith(first_by)
@@ -87,7 +95,7 @@ def test_a_read_takes_what_was_fetched_ahead_and_reads_the_rest(root):
     reader = VideoWindows(root, **PARAMS)._frames.reader
     rows = np.array([3, 4, 1, 0, 5, 5])
     want = reader.read(rows)
-    with reader.reading_ahead([np.array([5, 1, 3])], FetchAhead()) as next_batch:
+    with reader.reading_ahead([np.array([5, 1, 3])], ReadAheadBudget()) as next_batch:
         next_batch()
         assert reader._current is not None and reader._current.rows.tolist() == [1, 3, 5]
         assert reader.read(rows) == want
@@ -95,7 +103,7 @@ def test_a_read_takes_what_was_fetched_ahead_and_reads_the_rest(root):
 
 
 def test_break_and_close_leave_no_thread(root, monkeypatch):
-    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=3), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(depth=3), **PARAMS)
     list(w.iter_samples(batch_size=2))  # the decode pool and lance exist from here on
     assert fetch_threads_end()
     before = _hf_lvf_threads()  # (other tests' servers may end threads of their own meanwhile)
@@ -129,7 +137,7 @@ def test_break_and_close_leave_no_thread(root, monkeypatch):
 def test_an_error_mid_pass_stops_the_read_ahead(tmp_path):
     videos = foreign_videos((12, 12, 12))
     root = write_foreign_root(tmp_path / "bad", videos, blobs={(2, 5): b"not a webp image"})
-    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=4), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(depth=4), **PARAMS)
     seen = []
     with pytest.raises(FrameDecodeError, match=r"frame 5 of video 2"):
         for sample in w.iter_samples(batch_size=2):
@@ -139,24 +147,32 @@ def test_an_error_mid_pass_stops_the_read_ahead(tmp_path):
 
 
 def test_read_ahead_options_are_checked(root):
-    with pytest.raises(ValueError, match=r"FetchAhead depth must be an integer >= 0, got -1"):
-        FetchAhead(depth=-1)
-    with pytest.raises(ValueError, match=r"FetchAhead max_bytes must be an integer >= 1, got 0"):
-        FetchAhead(max_bytes=0)
-    with pytest.raises(ValueError, match=r"FetchAhead depth must be an integer >= 0, got True"):
-        FetchAhead(depth=True)
-    with pytest.raises(TypeError, match=r"fetch_ahead must be a FetchAhead, e.g. FetchAhead"):
-        VideoWindows(root, fetch_ahead=4, **PARAMS)
+    with pytest.raises(ValueError, match=r"ReadAheadBudget depth must be an integer >= 0, got -1"):
+        ReadAheadBudget(depth=-1)
+    with pytest.raises(
+        ValueError, match=r"ReadAheadBudget max_bytes must be an integer >= 1, got 0"
+    ):
+        ReadAheadBudget(max_bytes=0)
+    with pytest.raises(
+        ValueError, match=r"ReadAheadBudget depth must be an integer >= 0, got True"
+    ):
+        ReadAheadBudget(depth=True)
+    with pytest.raises(
+        TypeError, match=r"read_ahead must be a ReadAheadBudget, e.g. ReadAheadBudget"
+    ):
+        VideoWindows(root, read_ahead=4, **PARAMS)
 
 
 def test_read_ahead_travels_with_the_view(root):
     import pickle
 
-    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=2, max_bytes=1000), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(depth=2, max_bytes=1000), **PARAMS)
     clone = pickle.loads(pickle.dumps(w))
-    assert clone._fetch_ahead == FetchAhead(depth=2, max_bytes=1000)
+    assert clone._fetch_ahead == ReadAheadBudget(depth=2, max_bytes=1000)
     assert isinstance(clone._frames.reader, FrameReader)
-    assert pickle.loads(pickle.dumps(VideoWindows(root, **PARAMS)))._fetch_ahead == FetchAhead()
+    assert (
+        pickle.loads(pickle.dumps(VideoWindows(root, **PARAMS)))._fetch_ahead == ReadAheadBudget()
+    )
 
 
 def test_breaking_out_of_a_streaming_load_leaves_no_thread(root):
@@ -182,7 +198,9 @@ def test_fetches_take_several_small_batches_but_never_the_one_needed_next(root):
         fetched_rows.append(rows.tolist())
         return reader.read(rows)
 
-    got = list(read_ahead(fetch, iter(batches), FetchAhead(depth=2), [10, 1000], group_rows=30))
+    got = list(
+        read_ahead(fetch, iter(batches), ReadAheadBudget(depth=2), [10, 1000], group_rows=30)
+    )
     assert len(got) == len(batches)
     for rows, fetched in zip(batches, got, strict=True):
         assert fetched.lookup(rows)[0] == reader.read(rows)  # each batch's frames, all held

@@ -2,7 +2,7 @@
 (its order from its seed and epoch) and ``load_dataset(..., streaming=True).shuffle(...)``
 (the shard order ``datasets`` draws, each shard read through). The samples are exactly those
 of the order alone; the read-ahead is only where the frames come from, bounded by the view's
-``FetchAhead`` and stopped at a ``break``, at the epoch's end and at exit."""
+``ReadAheadBudget`` and stopped at a ``break``, at the epoch's end and at exit."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 from _roots import hf_root
 from _threads import fetch_threads, fetch_threads_end
 
-from hf_lvf import FetchAhead, VideoWindows, frames
+from hf_lvf import ReadAheadBudget, VideoWindows, frames
 from hf_lvf.frames import FrameReader
 
 pytestmark = pytest.mark.usefixtures("small_reads")
@@ -58,7 +58,7 @@ def _assert_same(got: list[dict], want: list[dict]) -> None:
 
 def test_a_shuffled_stream_reads_its_order_ahead_and_yields_that_order(root, reads):
     w = VideoWindows(root, **PARAMS)
-    off = VideoWindows(root, fetch_ahead=FetchAhead(depth=0), **PARAMS)
+    off = VideoWindows(root, read_ahead=ReadAheadBudget(depth=0), **PARAMS)
     stream = w.to_iterable_dataset(shuffle=True, seed=5)
     without = off.to_iterable_dataset(shuffle=True, seed=5)
     for epoch in range(2):
@@ -78,8 +78,8 @@ def test_a_shuffled_stream_reads_its_order_ahead_and_yields_that_order(root, rea
 
 
 def test_the_stream_reads_ahead_within_the_views_fetch_ahead(root, monkeypatch):
-    budget = FetchAhead(depth=3, max_bytes=1)
-    seen: list[FetchAhead] = []
+    budget = ReadAheadBudget(depth=3, max_bytes=1)
+    seen: list[ReadAheadBudget] = []
     read_ahead = frames.read_ahead
 
     def spy(fetch, batches, options, *args, **kwargs):
@@ -87,14 +87,14 @@ def test_the_stream_reads_ahead_within_the_views_fetch_ahead(root, monkeypatch):
         return read_ahead(fetch, batches, options, *args, **kwargs)
 
     monkeypatch.setattr(frames, "read_ahead", spy)
-    w = VideoWindows(root, fetch_ahead=budget, **PARAMS)
+    w = VideoWindows(root, read_ahead=budget, **PARAMS)
     got = list(w.to_iterable_dataset(shuffle=True, seed=2))
     assert seen and set(seen) == {budget}  # the same cap as safe_dataloader's read-ahead
     _assert_same(got, w.take([s["sample_idx"] for s in got]))
 
 
 def test_breaking_out_of_a_shuffled_stream_stops_its_read_ahead(root, monkeypatch):
-    w = VideoWindows(root, fetch_ahead=FetchAhead(depth=3), **PARAMS)
+    w = VideoWindows(root, read_ahead=ReadAheadBudget(depth=3), **PARAMS)
     reader = w._frames.reader
     read_now = reader._read_now
 
@@ -120,7 +120,7 @@ def test_a_script_that_reads_a_few_shuffled_windows_exits_cleanly(root, tmp_path
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             import hf_lvf
             w = hf_lvf.VideoWindows({str(root)!r}, window_length=4, hop_size=2,
-                                    fetch_ahead=hf_lvf.FetchAhead(depth=4))
+                                    read_ahead=hf_lvf.ReadAheadBudget(depth=4))
             stream = iter(w.to_iterable_dataset(shuffle=True, seed=3))
             print(next(stream)["sample_idx"], next(stream)["sample_idx"])
             """
@@ -181,7 +181,7 @@ def test_passes_side_by_side_share_one_read_ahead_budget(monkeypatch):
         return (base + np.arange(k * 5, k * 5 + 5) for k in range(40))
 
     seen = [10, 1000]  # 100 bytes a row so far: a batch of 5 rows is 500 bytes
-    budget = FetchAhead(depth=8, max_bytes=1000)
+    budget = ReadAheadBudget(depth=8, max_bytes=1000)
     alone = frames.read_ahead(fetch, batches(0), budget, [10, 1000])
     next(alone)
     on_its_own = started.count(0)

@@ -77,132 +77,38 @@ def convert_videos(
 ) -> ConversionSummary:
     """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
-    Each video is decoded with PyAV, its frames converted to RGB, optionally resized and
-    resampled, encoded with Pillow (WebP, JPEG or PNG) and written as Lance fragments by a
-    worker; the parent commits all fragments once. The root appears only when complete: an
-    error, Ctrl-C or a killed worker leaves no root and no temporary folder, and a run after
-    a killed one cleans up what it left.
-
-    What the root records (FORMAT.md): videos sorted by ``path``; ``id`` is the
-    video's position among the sorted inputs (so ids skip the numbers of
-    skipped inputs); ``key`` is the path without its extension (with it, when
-    two files differ only by extension); ``checksum`` the SHA-256 of the source
-    file; ``metadata`` the label and metadata-file fields plus ``fps``, the rate
-    of the stored frames (``fps`` if given, else the source's average rate);
-    extra entry fields ``source_fps`` and ``codec`` (FFmpeg's decoder name).
-    ``resize`` is recorded as given (an int, or ``[H, W]``), ``n_skipped``
-    counts the skipped inputs.
+    Each video is decoded with PyAV, resized and resampled if asked, encoded (WebP, JPEG or
+    PNG) and written as Lance fragments by a worker; the parent commits all fragments once,
+    so the root appears only when complete. What each argument does in full, and what the
+    root records: [the converting guide](../guides/converting.md#convert-videos-arguments).
 
     Args:
-        inputs: video files, glob patterns (``**`` recurses) or folders, or a list
-            of them. A folder follows ``datasets``' ``videofolder`` convention:
-            its video files (by ``extensions``, hidden ones skipped) are found
-            recursively and recorded by their path relative to the folder; when
-            they all sit at the same depth in more than one sub-folder, the
-            sub-folder name gives an integer ``label`` (index into the sorted
-            names, stored as ``label_names`` in ``_metadata.json``); every
-            ``metadata.csv`` / ``metadata.jsonl`` in the folder adds its columns
-            as per-video fields to the file its ``file_name`` column names
-            (relative to the metadata file; a ``label`` column overrides the
-            folder label; a video without a row gets ``null`` for each column, which readers
-            turn into the typed placeholders of ``hf_lvf.MISSING_VALUES``).
-            Files and glob matches are recorded by the path given. Datasets (see the
-            importing guide): a LeRobot v3 dataset (its folder or ``hf://datasets/org/repo``;
-            each episode a video with its per-frame columns as per-frame fields), webdataset
-            tar shards (``.tar`` paths or brace patterns ``shards/{00000..00009}.tar``;
-            local, ``hf://`` or ``s3://`` (copied first, with ``storage_options``); each
-            sample's video a video, ``txt`` its ``caption``, json scalars metadata, json
-            clip spans spans), a ``datasets.Dataset`` / ``IterableDataset``
-            with a ``Video`` column, or a Hub ``videofolder`` repo (``hf://datasets/org/repo``,
-            pinned to its commit).
-        root: the folder to create; it must be on a filesystem every worker can
-            reach (workers write into it), or a URL on an object store (``s3://...``):
-            workers write their fragments straight into the bucket.
-        codec: how frames are stored: ``"webp"`` (the layout's own encoding, which
-            every reader of these roots expects), ``"jpeg"`` (decodes about 3x faster
-            and DCT-scaled on reads at 1/2, 1/4 or 1/8 size, for more bytes) or
-            ``"png"`` (lossless, large). See the converting guide for the measurements.
+        inputs: video files, glob patterns or folders (``videofolder`` labels, metadata
+            files, split folders), or a dataset that holds videos (LeRobot, webdataset,
+            ``datasets``, a Hub ``videofolder`` repo), or a list of them.
+        root: the root to create: a folder every worker can reach, or an object-store URL.
+        codec: ``"webp"`` (the layout's own), ``"jpeg"`` or ``"png"``.
         quality: the encoder's quality, 0-100 (ignored where lossless).
-        lossless: lossless WebP (``codec="webp"`` only; ``"png"`` always is).
-        resize: ``None`` keeps each video's size; an int ``n`` scales the shorter
-            side to ``n`` (the longer one by the same factor, rounded); ``(H, W)``
-            resizes to exactly that. FFmpeg's swscale resizes (area averaging
-            when shrinking, bicubic when enlarging).
-        crop: ``"none"`` keeps the whole frame as described under ``resize``;
-            ``"center"`` gives every video one size, the usual video-model
-            preprocessing: the frame is scaled, keeping its aspect ratio, to cover
-            ``resize`` (``N x N`` for an int, so the shorter side becomes ``N``),
-            then its middle is cut out (torchvision's ``CenterCrop`` rounding).
-            Recorded as ``crop`` in ``_metadata.json``.
-        fps: ``None`` keeps every decoded frame. Otherwise frames are picked by
-            presentation timestamp at output ticks ``t_k = t_0 + k / fps`` (``t_0``
-            the first frame's timestamp, ticks up to the last frame's): the last
-            frame shown at or before each tick, so frames are dropped when
-            ``fps`` is below the source rate and repeated when above.
-        workers: worker processes of the default pool (default: one per core,
-            at most one per video); ``0`` converts in this process. With
-            ``executor``, the number of videos submitted at a time is
-            ``2 * workers`` (default: ``2 * cores``).
-        executor: any ``concurrent.futures.Executor`` to run the per-video tasks,
-            e.g. a Dask ``Client.get_executor()`` so a cluster converts; it is not
-            shut down. The default is a process pool started with ``spawn``
-            (pylance is not fork-safe).
-        on_error: ``"skip"`` skips a corrupt, truncated, empty or audio-only file
-            with a :class:`~hf_lvf.errors.SkippedVideoWarning` naming it and why,
-            and counts it in ``n_skipped``; ``"raise"`` raises
-            :class:`~hf_lvf.errors.VideoDecodeError` instead.
-        fidelity: measure each video's PSNR while converting: its stored frames, decoded,
-            against the decoded (and resized, cropped) source frames, at 8-16 evenly
-            spaced frames (every frame of a video of at most 16), recorded as the video's
-            ``psnr`` and as ``fidelity`` (``psnr_mean``, ``psnr_min``, ``frames_measured``,
-            ``videos_measured``) in ``_metadata.json``. Identical frames (lossless) record
-            100 dB. Costs a few percent of the conversion; ``False`` skips it.
-        mode: ``"create"`` refuses an existing root; ``"overwrite"`` replaces it
-            (atomically); ``"append"`` converts the inputs into an existing root
-            after its videos, numbered after its ids, without touching its
-            frames: new Lance fragments, one commit, then ``_metadata.json`` is
-            swapped in one rename, so an error or a kill leaves the root as it
-            was (readers that opened it keep their version). An input whose
-            SHA-256 is already in the root is skipped with a
-            :class:`~hf_lvf.errors.SkippedVideoWarning`. ``codec``, ``quality``,
-            ``lossless``, ``resize`` and ``fps`` must be the root's; class folders are
-            labelled by the root's ``label_names`` (a class it lacks is an error).
-        overwrite: ``True`` is ``mode="overwrite"`` (kept for older callers).
+        lossless: lossless WebP (``codec="webp"`` only).
+        resize: ``None`` (each video's size), an int (the shorter side) or ``(H, W)``.
+        crop: ``"none"`` or ``"center"`` (scale to cover ``resize``, cut out the middle).
+        fps: ``None`` keeps every frame; else frames are picked at this rate.
+        workers: worker processes (default: one per core); ``0`` converts in this process.
+        executor: a ``concurrent.futures.Executor`` to run the per-video tasks on instead.
+        on_error: ``"skip"`` (warn and count) or ``"raise"`` on a file that cannot convert.
+        fidelity: measure and record each video's PSNR (``False`` skips it).
+        mode: ``"create"``, ``"overwrite"`` or ``"append"`` (into an existing root).
+        overwrite: ``True`` is ``mode="overwrite"``.
         extensions: file endings a folder walk picks up.
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
-        progress: show a progress bar: videos done, and frames written (also
-            while a long video is under way, updated every half second) and files
-            skipped; ``huggingface_hub``'s progress-bar settings apply.
-        storage_options: for a root on an object store, lance's options (credentials,
-            endpoint); they travel with each task to the workers (in the pickle), and are
-            written nowhere. Without them, the workers' environment (``AWS_*``) is used.
-        camera: a LeRobot dataset's camera(s) to convert (default: all), into one root: the
-            first is stored in ``bytes`` (and named by ``video_column``), every other one
-            as an image stream of its key (FORMAT.md, "Image streams"), each decoded at its
-            own times; the per-frame fields are stored once. A sample holds every camera
-            under its key.
-        spans: captioned time spans keyed by file: a pyarrow Table, pandas DataFrame, list
-            of dicts or a .csv/.jsonl/.parquet file with a file column (``file_name``,
-            ``path``, ``key``, ``videoID`` or ``YoutubeID``, matched against each input's
-            path, key, name or stem) and either Panda-70M's ``timestamp`` (a list of
-            ``[start, end]``, seconds or ``H:MM:SS.mmm``) with a ``caption`` list, or
-            InternVid's one row per span (``start``/``end`` or ``Start_timestamp``/
-            ``End_timestamp``; ``Caption`` becomes ``caption``). Written as each video's
-            ``spans``, frames ``[round(start * fps), round(end * fps))`` at the converted fps.
-        frame_values: per-frame values keyed by file and ``frame`` (index of the converted
-            frame) or ``timestamp`` (seconds, ``round(t * fps)``): every other column becomes a
-            per-frame field; each video needs exactly one value per converted frame.
-        proxies: shorter sides (``[224]``) of proxy streams to write into each new root once
-            its frames are (JPEG, :func:`hf_lvf.write.add_proxy`): reads of frames that small then
-            decode the proxy. Not with ``mode="append"`` (yet).
-        splits: ``"auto"``: a metadata file's ``split`` column, or split folders (``train/``,
-            ``validation/``, ``test/``...: datasets' ``videofolder`` convention), give one root
-            per split, ``root/<split>``, which ``load_dataset(..., data_dir=root)`` reads as
-            splits (class labels shared). ``"none"``: one root (``split`` stays a field). The
-            splits (and a LeRobot dataset's cameras) are written as one: an overwrite replaces
-            what was at ``root`` (a root, or other splits) once all are complete, and a
-            failure leaves it as it was (in a bucket, a change from root to splits or back, or
-            a split dropped, is refused: nothing renames there; ``hf_lvf.write.folders``).
+        progress: show a progress bar.
+        storage_options: lance's options for a root on an object store.
+        camera: a LeRobot dataset's camera(s) to convert (default: all, into one root: the
+            first in ``bytes``, every other one an image stream of its key).
+        spans: captioned time spans keyed by file (a table or a .csv/.jsonl/.parquet file).
+        frame_values: per-frame values keyed by file and frame or timestamp.
+        proxies: shorter sides (``[224]``) of proxy streams written into each new root.
+        splits: ``"auto"`` (one root per split found) or ``"none"`` (one root).
 
     Returns:
         A :class:`ConversionSummary`.

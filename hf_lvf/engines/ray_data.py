@@ -93,7 +93,7 @@ def read_windows(
             ``retry_exceptions``, ...).
         **options: the options of :class:`~hf_lvf.VideoWindows` (``window_length``,
             ``hop_size``, ``frame_size``, ``crop``, ``storage_options``, ``revision``,
-            ``token``, ...); ``decode_threads`` and ``fetch_ahead`` apply in each task.
+            ``token``, ...); ``decode_threads`` and ``read_ahead`` apply in each task.
 
     Returns:
         A lazy ``ray.data.Dataset``.

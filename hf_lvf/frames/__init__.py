@@ -63,7 +63,7 @@ from .tables import (  # noqa: F401  (re-exported: the writers' and growers' ent
 # Reading ahead: fetching the encoded frames of known coming batches on background threads.
 #
 # No lance here: :func:`read_ahead` runs any ``fetch(rows) -> list[bytes]`` (the
-# frame reader's) ahead of the caller. It is bounded by :class:`FetchAhead` (batches
+# frame reader's) ahead of the caller. It is bounded by :class:`ReadAheadBudget` (batches
 # in flight, encoded bytes held) and it is a generator: closing it (a ``break`` in
 # the caller's loop, an exception, the end of a DataLoader worker) cancels what has
 # not started and lets the threads end with the fetches already under way.
@@ -153,8 +153,9 @@ def close_open_generators() -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class FetchAhead:
-    """How far the encoded frames of known coming reads are fetched ahead of decoding.
+class ReadAheadBudget:
+    """The read-ahead's budget: how far the encoded frames of known coming reads are
+    fetched ahead of decoding (``VideoWindows(..., read_ahead=...)``).
 
     Used where the order of the coming windows is known: ``VideoWindows.iter_samples``,
     and so ``to_iterable_dataset`` and ``load_dataset(..., streaming=True)``.
@@ -170,8 +171,8 @@ class FetchAhead:
     fastest local front end (streaming, ~450 windows/s on 2 cores).
 
     Examples:
-        >>> FetchAhead(depth=16, max_bytes=256 * 2**20)  # a far-away Hub, memory to spare
-        FetchAhead(depth=16, max_bytes=268435456)
+        >>> ReadAheadBudget(depth=16, max_bytes=256 * 2**20)  # a far-away Hub, memory to spare
+        ReadAheadBudget(depth=16, max_bytes=268435456)
     """
 
     depth: int = 8
@@ -183,17 +184,18 @@ class FetchAhead:
             integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
             if not integral or value < minimum:
                 raise ParameterError(
-                    f"FetchAhead {name} must be an integer >= {minimum}, got {value!r}"
+                    f"ReadAheadBudget {name} must be an integer >= {minimum}, got {value!r}"
                 )
 
     @classmethod
-    def of(cls, value: FetchAhead | None) -> FetchAhead:
+    def of(cls, value: ReadAheadBudget | None) -> ReadAheadBudget:
         """``value``, or the default for ``None``; anything else is a ``TypeError``."""
         if value is None:
             return cls()
         if not isinstance(value, cls):
             raise ParameterTypeError(
-                f"fetch_ahead must be a FetchAhead, e.g. FetchAhead(depth=8), got {value!r}"
+                "read_ahead must be a ReadAheadBudget, e.g. ReadAheadBudget(depth=8), "
+                f"got {value!r}"
             )
         return value
 
@@ -259,7 +261,7 @@ class Fetched:
 def read_ahead(
     fetch: Fetch,
     row_batches: Iterable[np.ndarray],
-    options: FetchAhead,
+    options: ReadAheadBudget,
     seen: list[int] | None = None,
     *,
     daemon: bool = False,
@@ -365,7 +367,9 @@ def _hold(seen: list, held: float, change: float) -> float:
     return held + change
 
 
-def _fits(group: list[np.ndarray], group_rows: int, per_row: float, options: FetchAhead) -> bool:
+def _fits(
+    group: list[np.ndarray], group_rows: int, per_row: float, options: ReadAheadBudget
+) -> bool:
     """Whether a fetch of ``group``'s batches takes one batch more: fewer than ``group_rows``
     rows, and (estimated) bytes within a share of the budget that leaves room for ``depth``
     such fetches twice over."""
@@ -661,7 +665,7 @@ class FrameReader:
 
     @contextlib.contextmanager
     def reading_ahead(
-        self, row_batches: Iterable[np.ndarray], options: FetchAhead
+        self, row_batches: Iterable[np.ndarray], options: ReadAheadBudget
     ) -> Iterator[Callable[[], None]]:
         """Fetch the rows of ``row_batches`` ahead (:func:`read_ahead`); yields
         ``next_batch()``, which makes the next batch's frames what reads are served from.

@@ -57,8 +57,9 @@ def read_root_file_with_identity(
     :func:`root_file_identity`), taken so that both describe the same content.
 
     Raises:
-        See :func:`read_root_file`; LayoutError also when the file keeps being replaced
-        while it is read.
+        RootNotFoundError, HubError, StoreError: as :func:`read_root_file`.
+        LayoutError: as :func:`read_root_file`, and when the file keeps being replaced
+            while it is read.
     """
     data, identity = read_root_file_hashing(uri, name, storage_options)
     return data, identity if isinstance(identity, str) else identity.result()
@@ -72,7 +73,8 @@ def read_root_file_hashing(
     the bytes meanwhile.
 
     Raises:
-        See :func:`read_root_file_with_identity`.
+        RootNotFoundError, LayoutError, HubError, StoreError: as
+            :func:`read_root_file_with_identity`.
     """
     path = join_uri(uri, name)
     if is_hub_uri(uri) or is_object_store_uri(uri):

@@ -10,7 +10,7 @@ expecting, :class:`OrderedReads` looks for it in that order (this epoch, the nex
 first: a worker is never told the epoch) and, once found, fetches the encoded frames of
 the batches that come next for this process (every ``num_workers``-th batch after it)
 while the current one decodes, with the frame reader's :func:`~hf_lvf.frames.read_ahead`
-and within its :class:`~hf_lvf.FetchAhead` bounds.
+and within its :class:`~hf_lvf.ReadAheadBudget` bounds.
 
 What a read returns never depends on the guess: fetched frames are looked up by Lance row,
 and a read takes from them only the rows it needs, reading the rest. A batch that is not
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import frames
-from ..frames import FetchAhead, Fetched, FrameReader, read_ahead
+from ..frames import Fetched, FrameReader, ReadAheadBudget, read_ahead
 from ..plan import WindowPlan
 from ..plan.elastic import (
     check_state,
@@ -223,7 +223,7 @@ class OrderedReads:
             self.order, self._orders, self._epoch = order, {}, None
 
     @contextlib.contextmanager
-    def serving(self, idx: np.ndarray, options: FetchAhead) -> Iterator[None]:
+    def serving(self, idx: np.ndarray, options: ReadAheadBudget) -> Iterator[None]:
         """Reads of the block are served from what was fetched ahead for batch ``idx``."""
         if self.order is None or options.depth == 0:
             yield
@@ -246,7 +246,7 @@ class OrderedReads:
                 self._pass.fetched.close()  # what is under way ends on its own
             self._pass = None
 
-    def _fetched(self, idx: np.ndarray, options: FetchAhead) -> Fetched | None:
+    def _fetched(self, idx: np.ndarray, options: ReadAheadBudget) -> Fetched | None:
         run = self._pass
         if run is None or not np.array_equal(run.batch(run.next), idx):
             self._stop()
@@ -260,7 +260,7 @@ class OrderedReads:
             self._stop()
         return got
 
-    def _locate(self, idx: np.ndarray, options: FetchAhead) -> _Pass | None:
+    def _locate(self, idx: np.ndarray, options: ReadAheadBudget) -> _Pass | None:
         """The pass of the epoch whose batch ``idx`` is, its read-ahead started there."""
         assert self.order is not None
         last = self.order.epoch if self._epoch is None else self._epoch
@@ -276,7 +276,7 @@ class OrderedReads:
                     return run
         return None
 
-    def _read_ahead(self, run: _Pass, options: FetchAhead) -> Iterator[Fetched]:
+    def _read_ahead(self, run: _Pass, options: ReadAheadBudget) -> Iterator[Fetched]:
         batches = (run.batch(number) for number in run.numbers())
         if self._rows_to_fetch is not None:
             rows = self._rows_to_fetch(batches)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..decode import default_decode_threads
 from ..errors import LayoutError, ParameterError, ParameterTypeError, UsageError
-from ..frames import FetchAhead, FrameReader, check_fork_safe, closed_at_exit
+from ..frames import FrameReader, ReadAheadBudget, check_fork_safe, closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
 from ..plan import (
@@ -105,8 +105,9 @@ class VideoWindows:
             read uses.
         token: for ``hf://`` roots, a Hub token (default: ``HF_TOKEN`` / ``hf auth login``).
         decode_threads: threads that decode a batch; default ``min(4, cores)``.
-        fetch_ahead: how far reads in a known order (iter_samples, :meth:`expect_order`)
-            fetch ahead of decoding (default 8 reads, 64 MiB of encoded frames).
+        read_ahead: the read-ahead of reads in a known order (iter_samples,
+            :meth:`expect_order`): a :class:`hf_lvf.ReadAheadBudget` (default 8 reads,
+            64 MiB of encoded frames).
         frame_fields: the per-frame fields samples carry, each ``(window_length, *shape)``
             in its own dtype (strings: a list); ``None`` (default): all of the root's.
         frame_offsets, delta_timestamps: ``{field: offsets}`` read at offsets from the
@@ -150,7 +151,7 @@ class VideoWindows:
         decode_threads: int | None = None,
         revision: str | None = None,
         token: str | None = None,
-        fetch_ahead: FetchAhead | None = None,
+        read_ahead: ReadAheadBudget | None = None,
         short_videos: str = "drop",
         fps: float | None = None,
         windows_in: Literal["videos", "spans"] = "videos",
@@ -194,7 +195,7 @@ class VideoWindows:
             sizing,
             storage_options,
             decode_threads,
-            fetch_ahead,
+            read_ahead,
             None,
             spec,
             streams,
@@ -210,7 +211,7 @@ class VideoWindows:
         sizing: FrameSizing | None = None,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
-        fetch_ahead: FetchAhead | None = None,
+        read_ahead: ReadAheadBudget | None = None,
         fields: Mapping[str, str] | None = None,
         field_spec: FieldSpec | None = None,
         streams: Sequence[str] | None = None,
@@ -223,7 +224,7 @@ class VideoWindows:
             raise ParameterTypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        args = (storage_options, decode_threads, fetch_ahead, fields, field_spec, streams)
+        args = (storage_options, decode_threads, read_ahead, fields, field_spec, streams)
         self._setup(layout, params, sizing, *args)
         return self
 
@@ -240,7 +241,7 @@ class VideoWindows:
         streams=None,
     ) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
-        self._fetch_ahead = FetchAhead.of(fetch)
+        self._fetch_ahead = ReadAheadBudget.of(fetch)
         self._layout = layout
         self._params = params
         self._sizing = sizing
@@ -424,7 +425,7 @@ class VideoWindows:
     def expect_order(self, order: Sequence[int] | np.ndarray | KnownOrder | None) -> None:
         """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
         batches of the first one's size, each DataLoader worker every ``num_workers``-th. A take
-        in that order fetches the frames of the next ones (``fetch_ahead``) while it decodes;
+        in that order fetches the frames of the next ones (``read_ahead``) while it decodes;
         one out of order reads as ever; ``None`` forgets it (see :mod:`hf_lvf.read.orders`)."""
         if order is not None and not hasattr(order, "epoch_order"):
             order = GivenOrder(self._plan.normalize(np.asarray(order).reshape(-1)))
@@ -469,7 +470,7 @@ class VideoWindows:
         ``batch_size`` or more wherever that many fit. Windows that share frames
         (``hop_size`` < span) are read together, each distinct frame decoded once, the
         new frames of all of them on all decode threads at once, also across reads.
-        The frames of the coming reads are fetched while one decodes (``fetch_ahead``),
+        The frames of the coming reads are fetched while one decodes (``read_ahead``),
         and the next read decodes while the windows of one are handed out. The first
         window is read alone, handed out as soon as its own frames are decoded.
 

@@ -39,10 +39,6 @@ from .videos import VideoChecks, VideoInput, check_metadata, video_input  # noqa
 
 logger = logging.getLogger(__name__)
 
-#: One video given to :func:`write_frames`: ``(key, frames, metadata)``, or a mapping with
-#: the keys ``key``, ``frames`` and optionally ``metadata``, ``frame_fields``, ``spans``.
-VideoItem = tuple[str, Iterable[np.ndarray], Mapping[str, Any] | None] | Mapping[str, Any]
-
 
 def frame_encoder(
     codec: Codec, quality: int | None, lossless: bool
