@@ -37,6 +37,8 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .card import build_card
+    from .card.describe import describe
+    from .card.preview import save_window
     from .convert import ConversionSummary, convert_videos
     from .decode import DEFAULT_QUALITY
     from .engines.ray_data import RayExecutor, frame_table, read_windows
@@ -48,8 +50,6 @@ if TYPE_CHECKING:
     from .layout.frame_fields import FrameField
     from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
-    from .read.describe import describe
-    from .read.show import save_window
     from .read.windows import VideoWindows
     from .training.loader import safe_dataloader
     from .training.sampler import ClipSampler
@@ -78,8 +78,8 @@ _HOMES = {
     "DEFAULT_MAX_FRAME_PIXELS": "plan",
     "push_card": "publish",
     "push_to_hub": "publish",
-    "describe": "read.describe",
-    "save_window": "read.show",
+    "describe": "card.describe",
+    "save_window": "card.preview",
     "VideoWindows": "read.windows",
     "safe_dataloader": "training.loader",
     "ClipSampler": "training.sampler",

@@ -15,7 +15,7 @@ from hub_server import HubServer
 
 import hf_lvf
 from hf_lvf import LayoutError, RootNotFoundError, VideoWindows, describe
-from hf_lvf.read.describe import format_description
+from hf_lvf.card.describe import format_description
 
 
 def _metadata(root: Path) -> dict:

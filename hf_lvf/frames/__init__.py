@@ -6,10 +6,10 @@ dataset. So a handle is opened lazily in the process that reads, and a read in
 a forked child of a process that already opened one raises
 :class:`~hf_lvf.errors.ForkSafetyError` at once instead of risking a hang.
 
-Writing and growing a table is in :mod:`.tables` (re-exported here). Reads of a remote
+Writing and growing a table is :mod:`hf_lvf.write.frame_table`. Reads of a remote
 table have a deadline and bounded retries (:mod:`.remote`);
 :meth:`FrameReader.reading_ahead` fetches the frames of known coming batches on
-background threads while the caller decodes (:mod:`.ahead`).
+background threads while the caller decodes (:func:`read_ahead`).
 """
 
 from __future__ import annotations
@@ -37,26 +37,14 @@ from ..layout.frame_fields import FrameField, field_values, frame_fields, gather
 from ..location import lance_location
 from ..location.store import secret_values
 from ..location.store_options import lance_options
-from .forks import _enter_lance, check_fork_safe, fork_is_unsafe  # noqa: F401  (re-exported)
+from ..processes import enter_lance
 from .remote import describe_rows, patiently
-from .tables import (  # noqa: F401  (re-exported: the writers' and growers' entry points)
-    FRAME_SCHEMA,
-    check_frame_schema,
-    commit_append,
-    commit_columns,
-    commit_fragments,
-    frame_table_schema,
-    referenced_data_files,
-    remove_unreferenced_data,
-    scan_frame_bytes,
-    scan_frame_rows,
-    table_schema,
-    table_state,
-    version_row_count,
-    write_columns,
-    write_fragments,
-    write_frame_table,
+
+# The columns every frame table has (FORMAT.md); per-frame fields follow them.
+FRAME_SCHEMA = pa.schema(
+    [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
 )
+
 
 # ================================================================================================
 # Reading ahead: fetching the encoded frames of known coming batches on background threads.
@@ -376,18 +364,7 @@ def _counted(fetched: Fetched, seen: list[int]) -> Fetched:
 
 
 # ================================================================================================
-# Batched reads of encoded frames from the Lance table of a root, and reading ahead.
-#
-# The only module that imports ``lance``. pylance is not fork-safe: a forked
-# child of a process that used lance can hang or crash, even if it reopens the
-# dataset. So a handle is opened lazily in the process that reads, and a read in
-# a forked child of a process that already opened one raises
-# :class:`~hf_lvf.errors.ForkSafetyError` at once instead of risking a hang.
-#
-# Writing and growing a table is in :mod:`.tables` (re-exported here). Reads of a remote
-# table have a deadline and bounded retries (:mod:`.remote`);
-# :meth:`FrameReader.reading_ahead` fetches the frames of known coming batches on
-# background threads while the caller decodes (:mod:`.ahead`).
+# The frame reader.
 # ================================================================================================
 
 
@@ -466,7 +443,7 @@ class FrameReader:
 
     def _open(self) -> Any:
         uri = self._layout.uri
-        _enter_lance(uri)
+        enter_lance(uri)
         import lance
 
         version = pinned_version(self._layout)  # the version _metadata.json describes
@@ -689,4 +666,83 @@ def read_fields(table: pa.Table, fields: Sequence[FrameField]) -> dict[str, np.n
     return out
 
 
-__all__ = ["field_columns", "read_fields", "select_fields"]
+def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:
+    """``(latest version, its row count)`` of the dataset at ``folder`` (``storage_options=``)."""
+    import lance
+
+    enter_lance(str(folder))
+    ds = lance.dataset(str(folder), **options)
+    return ds.version, ds.count_rows()
+
+
+def table_schema(folder: _Folder, version: int | None = None, **options: Any) -> pa.Schema:
+    """The Arrow schema of ``version`` (default: the latest) of the dataset at ``folder``."""
+    import lance
+
+    enter_lance(str(folder))
+    return lance.dataset(str(folder), version=version, **options).schema
+
+
+def version_row_count(folder: _Folder, version: int, **options: Any) -> int:
+    """Rows of ``version`` of the dataset at ``folder`` (``storage_options=``)."""
+    import lance
+
+    enter_lance(str(folder))
+    try:
+        return lance.dataset(str(folder), version=version, **options).count_rows()
+    except (OSError, ValueError, RuntimeError) as err:
+        raise LayoutError(
+            f"cannot open version {version} of the Lance table of root {str(folder)!r}: {err}"
+        ) from err
+
+
+def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[str]:
+    """Names of the data files (in ``data/``) that ``version`` of the dataset references."""
+    import lance
+
+    enter_lance(str(folder))
+    return data_files(lance.dataset(str(folder), version=version, **options))
+
+
+def data_files(ds: Any) -> set[str]:
+    return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
+
+
+def scan_frame_rows(
+    uri: str,
+    columns: Sequence[str],
+    *,
+    version: int | None,
+    storage_options: Mapping[str, str] | None = None,
+    batch_size: int = 0,
+) -> Iterator[pa.RecordBatch]:
+    """``columns`` of every row of ``version`` of a root's table, in row order, a batch at
+    a time (``batch_size`` rows; default: a few MB of frames) (``bytes`` as stored: a copy
+    re-encodes nothing)."""
+    import lance
+
+    enter_lance(uri)
+    try:
+        ds = lance.dataset(
+            uri, version=version, storage_options=dict(storage_options or {}) or None
+        )
+    except (OSError, ValueError, RuntimeError) as err:
+        raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
+    size = batch_size or _ROWS_PER_SCAN
+    yield from ds.to_batches(columns=list(columns), batch_size=size, scan_in_order=True)
+
+
+def scan_frame_bytes(
+    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
+) -> Iterator[pa.Array]:
+    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
+    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
+    """
+    rows = scan_frame_rows(uri, ["bytes"], version=version, storage_options=storage_options)
+    for batch in rows:
+        yield batch.column(0).cast(pa.large_binary())
+
+
+
+# Rows per batch when copying a table: a few MB of WebP frames.
+_ROWS_PER_SCAN = 64

@@ -26,7 +26,7 @@ from ..layout import RootLayout
 from ..layout.cache import cache_dir
 from ..location import lance_location
 from ..location.store_options import lance_options
-from .forks import fork_is_unsafe
+from ..processes import fork_is_unsafe
 
 # The child imports lance only (not hf_lvf, whose import pulls in datasets): ~4x faster;
 # and not pandas, which pyarrow imports if it can (~0.4 s of the ~1 s lance takes) and

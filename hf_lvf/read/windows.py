@@ -16,7 +16,7 @@ import numpy as np
 
 from ..decode import default_decode_threads
 from ..errors import LayoutError, ParameterError, ParameterTypeError, UsageError
-from ..frames import FetchAhead, FrameReader, check_fork_safe, closed_at_exit
+from ..frames import FetchAhead, FrameReader, closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
 from ..plan import (
@@ -29,6 +29,7 @@ from ..plan import (
     check_integer,
     common_frame_size,
 )
+from ..processes import check_fork_safe
 from .batches import NO_FIELDS, FrameBatches, ReadAhead, RowFields, handed_out, plan_strips
 from .orders import GivenOrder, KnownOrder, OrderedReads
 from .samples import FieldPlan, FieldSpec, plan_root, segment_info, window_fields, window_samples
