@@ -42,12 +42,11 @@ if TYPE_CHECKING:
     from .convert import ConversionSummary, convert_videos
     from .decode import DEFAULT_QUALITY
     from .engines.ray_data import RayExecutor, frame_table, read_windows
-    from .frames import FetchAhead
+    from .frames import FetchAhead, FrameField
     from .hf.builder import HfLvfConfig
     from .hf.feature import WindowVideo
     from .hf.references import relocate_roots
     from .layout import MISSING_VALUES, VideoInfo, read_layout
-    from .layout.frame_fields import FrameField
     from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
     from .read.windows import VideoWindows
@@ -73,7 +72,7 @@ _HOMES = {
     "MISSING_VALUES": "layout",
     "VideoInfo": "layout",
     "read_layout": "layout",
-    "FrameField": "layout.frame_fields",
+    "FrameField": "frames",
     "WindowParams": "plan",
     "DEFAULT_MAX_FRAME_PIXELS": "plan",
     "push_card": "publish",

@@ -20,9 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import LayoutError, ParameterError
-from ..frames import FrameReader
+from ..frames import FrameField, FrameReader, field_values, frame_fields
 from ..layout import MISSING_VALUES, RootLayout, read_layout
-from ..layout.frame_fields import FrameField, field_values, frame_fields
 from ..layout.spans import layout_spans
 from ..location import pin_root, root_size_bytes
 from ..plan import (

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..layout.frame_fields import columns_schema, frame_columns
+from ..frames import columns_schema, frame_columns
 from ..location import is_hub_uri
 from ..location.hub import fetch_hub_file
 from .lerobot import episode_values

@@ -43,7 +43,7 @@ from .samples import FieldPlan, FieldSpec, plan_root, segment_info, window_field
 if TYPE_CHECKING:
     import datasets
 
-    from ..layout.frame_fields import FrameField
+    from ..frames import FrameField
 
 
 # ================================================================================================
@@ -435,9 +435,8 @@ class VideoWindows:
         """The per-frame fields samples carry, by name (the root's Lance schema says them:
         read by a child process unless this one has used lance, see
         :mod:`hf_lvf.frames.probe`)."""
-        from ..frames import select_fields
+        from ..frames import frame_fields, select_fields
         from ..frames.probe import probe_schema
-        from ..layout.frame_fields import frame_fields
 
         reader = self._frames.reader
         if reader._ds is not None:  # opened here: it knows

@@ -23,9 +23,8 @@ import pyarrow as pa
 from .._version import __version__
 from ..decode import default_decode_threads, start_decoding
 from ..errors import LayoutError, ParameterError, ParameterTypeError
-from ..frames import FRAME_SCHEMA, scan_frame_rows
+from ..frames import FRAME_SCHEMA, columns_schema, describe_schema, frame_columns, scan_frame_rows
 from ..layout import RootLayout, VideoInfo
-from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
 from ..location import is_object_store_uri, lance_options
 from .append import appending
 from .frame_table import commit_columns, frame_table_schema, write_columns

@@ -17,8 +17,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from ..errors import ParameterError, RootBusyError
-from ..frames import FRAME_SCHEMA, data_files, referenced_data_files
-from ..layout.frame_fields import FRAME_COLUMNS
+from ..frames import FRAME_COLUMNS, FRAME_SCHEMA, data_files, referenced_data_files
 from ..location.store import is_object_store_uri, store_has_table
 from ..processes import enter_lance
 
@@ -30,7 +29,7 @@ _Options = Mapping[str, str] | None  # storage_options, for lance and location.s
 
 def frame_table_schema(fields: pa.Schema | Iterable[pa.Field] | None = None) -> pa.Schema:
     """:data:`FRAME_SCHEMA` followed by the per-frame columns ``fields`` (for instance
-    :func:`hf_lvf.layout.frame_fields.columns_schema` of one video's columns).
+    :func:`hf_lvf.frames.columns_schema` of one video's columns).
 
     Raises:
         ValueError: a field named like a frame column (``video_id``, ``frame_idx``, ``bytes``).
@@ -155,12 +154,6 @@ def commit_fragments(
 
 
 # --- growing a dataset: append (hf_lvf.write.append) and copy (hf_lvf.write.merge) ---
-
-
-
-
-
-
 
 
 def commit_append(
@@ -310,16 +303,6 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
             path.unlink()
             removed.append(path.name)
     return removed
-
-
-
-
-
-
-
-
-
-
 
 
 def _write_from(

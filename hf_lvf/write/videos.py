@@ -27,9 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import LayoutError, ParameterError, ParameterTypeError
-from ..frames import FRAME_SCHEMA
+from ..frames import FRAME_SCHEMA, columns_schema, describe_schema, frame_columns
 from ..layout import SAMPLE_KEYS
-from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
 from .frame_table import frame_table_schema
 
 #: The keys of a video given as a mapping.
