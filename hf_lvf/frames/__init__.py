@@ -428,6 +428,11 @@ class FrameReader:
             return self._open()
 
     @property
+    def is_open(self) -> bool:
+        """Whether the table was opened (so its schema is known) in this process."""
+        return self._ds is not None
+
+    @property
     def is_remote(self) -> bool:
         return "://" in self._layout.uri and not self._layout.uri.startswith("file://")
 
