@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     import lance
     import pyarrow as pa
 
-    from hf_lvf import VideoWindows, add_frame_columns
+    from hf_lvf import VideoWindows
+    from hf_lvf.write import add_frame_columns
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="hf_lvf_bench_add_columns_"))
     root = work / "root"

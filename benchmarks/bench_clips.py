@@ -39,7 +39,8 @@ from pathlib import Path
 import av
 import numpy as np
 
-from hf_lvf import ClipSampler, VideoWindows, convert_videos, safe_dataloader
+from hf_lvf import ClipSampler, VideoWindows, safe_dataloader
+from hf_lvf.convert import convert_videos
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_windows import DecodeLimit, textured_frames  # noqa: E402

@@ -61,9 +61,10 @@ import av
 import numpy as np
 from PIL import Image
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
 from hf_lvf.decode import check_codec, encode_frame, read_header
 from hf_lvf.decode.pixels import decode_into, decode_resized
+from hf_lvf.write import write_frames
 from hf_lvf.write.synthetic import synthetic_frames
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -324,7 +325,7 @@ def codec_tables(clips: list[Path], tmp: Path, rounds: int, wanted: list[str] | 
 
 
 def fidelity_cost(clips: list[Path], tmp: Path, rounds: int) -> None:
-    from hf_lvf import convert_videos
+    from hf_lvf.convert import convert_videos
 
     print(
         f"\nfidelity cost, convert_videos of the {len(clips)} clips, workers=0, {rounds} rounds:\n"

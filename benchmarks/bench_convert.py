@@ -46,7 +46,7 @@ import av
 import numpy as np
 from PIL import Image
 
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 from hf_lvf.write.synthetic import synthetic_frames
 
 

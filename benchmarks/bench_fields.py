@@ -26,7 +26,8 @@ import lance
 import numpy as np
 import pyarrow as pa
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.write import write_frames
 from hf_lvf.write.synthetic import synthetic_frames
 
 

@@ -85,7 +85,7 @@ def make_roots(folder: Path, frames: int, size=(720, 1280)) -> dict[str, Path]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_windows import textured_frames
 
-    from hf_lvf import write_frames
+    from hf_lvf.write import write_frames
 
     roots = {}
     height, width = size

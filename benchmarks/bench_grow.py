@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hf_lvf import merge_roots, write_frames
 from hf_lvf.decode import encode_webp
+from hf_lvf.write import merge_roots, write_frames
 from hf_lvf.write.synthetic import synthetic_frames
 
 

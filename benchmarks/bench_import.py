@@ -45,7 +45,7 @@ def _requests(endpoint: str) -> int:
 def child(args: argparse.Namespace) -> None:
     from huggingface_hub import constants
 
-    from hf_lvf import convert_videos
+    from hf_lvf.convert import convert_videos
 
     out = Path(args.out)
     cases = {

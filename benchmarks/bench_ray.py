@@ -2,7 +2,7 @@
 cores, against the least work each Ray reading must do, and against the reference reader's
 algorithm, in one run.
 
-- **Ray, map_batches**: ``hf_lvf.read_windows`` on a local Ray of ``--cpus`` CPUs (default
+- **Ray, map_batches**: ``hf_lvf.ray.read_windows`` on a local Ray of ``--cpus`` CPUs (default
   2), a function over every window in ``map_batches`` (Ray Data's batch inference: a model's
   stand-in that reads the windows and returns a number each), its results handed to this
   process. Ray runs the function in the read task, on the blocks as they are read (the two
@@ -55,7 +55,8 @@ import imagecodecs
 import lance
 import numpy as np
 
-from hf_lvf import VideoWindows, read_windows
+from hf_lvf import VideoWindows
+from hf_lvf.ray import read_windows
 from hf_lvf.write.synthetic import write_synthetic_root
 
 WINDOW_LENGTH, HOP = 16, 4

@@ -58,7 +58,8 @@ import imagecodecs
 import lance
 import numpy as np
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.write import write_frames
 from hf_lvf.write.synthetic import write_synthetic_root
 
 WINDOW_LENGTH = 16
@@ -294,7 +295,7 @@ def bench_mp4(tmp: Path, *, frames: int, rounds: int, hop: int = 4) -> dict:
     synthetic pan would take 2 KB a frame and decode several times faster than real video."""
     import av
 
-    from hf_lvf import convert_videos
+    from hf_lvf.convert import convert_videos
 
     height, width = 720, 1280
     clip = tmp / "pan_720p.mp4"

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> str:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="hf_lvf_push_") as tmp:
-        summary = hf_lvf.convert_videos(
+        summary = hf_lvf.convert.convert_videos(
             args.inputs,
             Path(tmp) / "root",
             resize=args.resize,

@@ -24,7 +24,7 @@ from pathlib import Path
 import hf_lvf
 
 
-def main(argv: list[str] | None = None) -> hf_lvf.ConversionSummary:
+def main(argv: list[str] | None = None) -> hf_lvf.convert.ConversionSummary:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", help="the videofolder-style input folder")
     parser.add_argument("root", help="the root to create")
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> hf_lvf.ConversionSummary:
     parser.add_argument("--window-length", type=int, default=8, help="frames per sample")
     args = parser.parse_args(argv)
 
-    summary = hf_lvf.convert_videos(
+    summary = hf_lvf.convert.convert_videos(
         args.folder,
         args.root,
         resize=args.resize,

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> Path:
         )
         for folder, parent in zip(folders, parents, strict=True)
     )
-    root = hf_lvf.write_frames(args.root, videos, overwrite=True, **codec_options(args))
+    root = hf_lvf.write.write_frames(args.root, videos, overwrite=True, **codec_options(args))
     layout = hf_lvf.read_layout(str(root))
     print(f"{len(layout.videos)} videos, {int(layout.num_frames.sum())} frames -> {root}")
     if classes:

@@ -4,9 +4,12 @@
   argparse parsers of :mod:`hf_lvf.cli.args` (usage, arguments by group, example).
 - ``<!-- hf_lvf:load-dataset-options -->`` becomes the table of ``load_dataset("hf_lvf", ...)``
   options: the fields of :class:`hf_lvf.HfLvfConfig` with their types, defaults and the
-  descriptions of its docstring (and of ``ClipConfig``'s).
-- ``reference/api.md`` must hold a ``::: hf_lvf.NAME`` for every name in ``hf_lvf.__all__``,
-  and each must have a docstring: otherwise the build fails (an error stops even a build
+  descriptions of its docstring (and of ``ClipConfig``'s; the window options' of
+  :class:`hf_lvf.WindowParams`'s, where each is documented once).
+- ``reference/api.md`` must hold a ``::: hf_lvf.NAME`` for every name in ``hf_lvf.__all__``
+  (and a ``::: hf_lvf.MODULE.NAME`` for every name of the public modules beside it:
+  ``hf_lvf.errors``, ``hf_lvf.write``, ``hf_lvf.convert``, ``hf_lvf.ray``), and each must
+  have a docstring: otherwise the build fails (an error stops even a build
   without ``--strict``).
 
 ``tests/test_docs.py`` imports this file to check the same without a build.
@@ -55,24 +58,51 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001
 # the API reference covers hf_lvf.__all__
 
 
-def undocumented_names(api_markdown: str) -> list[str]:
-    """What is wrong with the API page: names of ``hf_lvf.__all__`` it has no ``:::`` for,
-    ``:::`` of names outside ``__all__``, and public names without a docstring."""
-    import griffe
+def public_homes() -> dict[str, list[str]]:
+    """``{module: its __all__}`` for ``hf_lvf`` and each public module beside it
+    (``hf_lvf._MODULES``: ``hf_lvf.errors``, ``hf_lvf.write``, ...)."""
+    import importlib
 
     import hf_lvf
 
-    documented = re.findall(r"^::: hf_lvf\.(\w+)\s*$", api_markdown, re.MULTILINE)
-    problems = [f"no '::: hf_lvf.{name}'" for name in hf_lvf.__all__ if name not in documented]
-    problems += [
-        f"'::: hf_lvf.{n}' is not in hf_lvf.__all__" for n in documented if n not in hf_lvf.__all__
+    homes = ["hf_lvf", *(f"hf_lvf.{m}" for m in hf_lvf._MODULES)]
+    return {home: list(importlib.import_module(home).__all__) for home in homes}
+
+
+def undocumented_names(api_markdown: str) -> list[str]:
+    """What is wrong with the API page: public names (of each module of :func:`public_homes`)
+    it has no ``:::`` for, ``:::`` of names outside them, and public names without a
+    docstring. A name two homes export (``hf_lvf.LVFError`` is ``hf_lvf.errors.LVFError``)
+    is documented once, under either."""
+    import importlib
+
+    import griffe
+
+    homes = public_homes()
+    documented = re.findall(r"^::: (hf_lvf(?:\.\w+)*)\.(\w+)\s*$", api_markdown, re.MULTILINE)
+    problems = [
+        f"'::: {home}.{name}' is not in {home}.__all__"
+        for home, name in documented
+        if name not in homes.get(home, ())
     ]
+
+    def key(home: str, name: str) -> int:
+        return id(getattr(importlib.import_module(home), name))
+
+    seen = {key(home, name) for home, name in documented if name in homes.get(home, ())}
     package = griffe.load("hf_lvf", search_paths=[str(ROOT)], resolve_aliases=True)
-    for name in hf_lvf.__all__:
-        member = package[name]
-        target = member.final_target if member.is_alias else member
-        if target.docstring is None or not target.docstring.value.strip():
-            problems.append(f"hf_lvf.{name} has no docstring")
+    done: set[int] = set()
+    for home, names in homes.items():
+        for name in names:
+            if key(home, name) not in seen:
+                problems.append(f"no '::: {home}.{name}'")
+            if key(home, name) in done:
+                continue
+            done.add(key(home, name))
+            member = package[f"{home}.{name}".split(".", 1)[1]]
+            target = member.final_target if member.is_alias else member
+            if target.docstring is None or not target.docstring.value.strip():
+                problems.append(f"{home}.{name} has no docstring")
     return problems
 
 
@@ -162,13 +192,14 @@ def cli_reference() -> str:
 # the load_dataset options, from HfLvfConfig
 
 
-def _arg_descriptions(cls: type) -> dict[str, str]:
-    """``{name: text}`` of the Args section of each class's Google-style docstring."""
+def _arg_descriptions(*classes: type) -> dict[str, str]:
+    """``{name: text}`` of the Args sections of the Google-style docstrings of ``classes`` and
+    their bases; an entry of one name beats an "a, b: see X" entry of several."""
     import griffe
 
     found: dict[str, str] = {}
     grouped: dict[str, str] = {}  # "a, b: see X" entries: used where no class has its own
-    for klass in cls.__mro__:
+    for klass in [k for cls in classes for k in cls.__mro__]:
         doc = klass.__dict__.get("__doc__")
         if not doc or not klass.__module__.startswith("hf_lvf"):
             continue
@@ -189,10 +220,10 @@ def load_dataset_options() -> str:
     fields, not those of ``datasets.BuilderConfig``), each with its type, default and text."""
     import datasets
 
-    from hf_lvf import HfLvfConfig
+    from hf_lvf import HfLvfConfig, WindowParams
 
     inherited = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
-    texts = _arg_descriptions(HfLvfConfig)
+    texts = _arg_descriptions(HfLvfConfig, WindowParams)  # the window options: WindowParams's
     rows = ["| option | type | default | meaning |", "| --- | --- | --- | --- |"]
     own = HfLvfConfig.__annotations__  # the window and size options first, then the clip ones
     fields = sorted(dataclasses.fields(HfLvfConfig), key=lambda f: f.name not in own)

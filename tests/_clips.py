@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from _roots import make_frames
 
-from hf_lvf import write_frames
+from hf_lvf.write import write_frames
 
 # Videos of several lengths (frames), some shorter than a window of 8, at 30, 25 and 29.97 fps.
 LENGTHS = (40, 5, 23, 12, 7, 61, 1, 30)

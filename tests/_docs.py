@@ -58,7 +58,7 @@ def _root(path: Path, lengths: tuple[int, ...], *, seed: int, prefix: str = "cli
         )
         for i, length in enumerate(lengths)
     )
-    hf_lvf.write_frames(path, videos)
+    hf_lvf.write.write_frames(path, videos)
 
 
 def build_docs_workspace(folder: Path) -> Path:

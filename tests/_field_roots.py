@@ -1,4 +1,4 @@
-"""A LeRobot-style root for per-frame field tests: frames written by hf_lvf.write_frames, the
+"""A LeRobot-style root for per-frame field tests: frames written by hf_lvf.write.write_frames, the
 per-frame columns added with pyarrow + lance directly (the oracle: not hf_lvf's writer)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def write_field_root(root, extra: dict[str, pa.Array] | None = None) -> dict[str
         (f"ep{e}.mp4", [rng.integers(0, 255, (8, 8, 3), np.uint8) for _ in range(t)], {"fps": FPS})
         for e, t in enumerate(LENGTHS)
     ]
-    hf_lvf.write_frames(root, videos, lossless=True)
+    hf_lvf.write.write_frames(root, videos, lossless=True)
     values = field_arrays(sum(LENGTHS))
     state = pa.FixedSizeListArray.from_arrays(pa.array(values["observation.state"].ravel()), 6)
     columns = {

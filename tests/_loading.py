@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from _roots import assert_same_value, hf_root, make_frames
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.write import write_frames
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120  # seconds; only there so that nothing can hang

@@ -67,8 +67,9 @@ def hf_root(
     metadata: Callable[[int], dict[str, Any]] | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """A root written by ``hf_lvf.write_frames``; video ``i`` is ``clip_{i}`` with ``i`` frames."""
-    from hf_lvf import write_frames
+    """A root written by ``hf_lvf.write.write_frames``; video ``i`` is ``clip_{i}`` with ``i``
+    frames."""
+    from hf_lvf.write import write_frames
 
     height, width = frame_size
     metadata = metadata or (lambda i: {"label": i % 3, "split": "train" if i % 2 else "val"})

@@ -17,7 +17,8 @@ import pytest
 from _loading import PROJECT_ROOT, TIMEOUT
 from _roots import make_frames
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.write import write_frames
 from hf_lvf.write.append import write_lock
 
 LENGTHS = (7, 5, 9, 6, 8, 5, 7, 6, 10)  # 6 videos, then 3 appended
@@ -127,7 +128,7 @@ def test_sigkill_mid_append_leaves_the_old_root_and_needs_no_cleanup(six, tmp_pa
         sys.path.insert(0, "tests")
         import hf_lvf.write.append
         from _roots import make_frames
-        from hf_lvf import write_frames
+        from hf_lvf.write import write_frames
 
         def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
@@ -199,7 +200,7 @@ def test_append_errors(six, tmp_path):
 
 
 def test_metadata_naming_a_missing_version_is_a_layout_error(six):
-    from hf_lvf import LayoutError
+    from hf_lvf.errors import LayoutError
 
     meta = json.loads((six / "_metadata.json").read_text())
     (six / "_metadata.json").write_text(json.dumps({**meta, "lance_version": 7}))

@@ -30,7 +30,7 @@ LAYERS = (
     ("card",),  # dataset cards
     ("publish",),  # pushing to the Hub
     ("cli",),  # hf-lvf
-    ("__init__", "_registration"),  # the public API; load_dataset
+    ("__init__", "_registration", "ray"),  # the public API; load_dataset; hf_lvf.ray
 )
 MAX_TOP_LEVEL_MODULES = 10  # beside __init__, _version and the packages
 # Where each outside system may be imported (top-level package name -> modules).

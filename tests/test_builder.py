@@ -95,7 +95,7 @@ def test_relative_data_files_under_data_dir(data_dir, streaming):
 def _two_roots(tmp_path) -> Path:
     """parts/train/ holding two roots with different fields and sizes."""
     parent = tmp_path / "parts"
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         parent / "train" / "a",
         [("a0", iter(np.full((6, 32, 48, 3), 7, np.uint8)), {"label": 1})],
     )
@@ -135,10 +135,10 @@ def test_mixed_sizes_without_frame_size(tmp_path):
 
 
 def test_roots_of_different_sizes_need_frame_size(tmp_path):
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         tmp_path / "d" / "train", [("a", iter(np.zeros((4, 8, 8, 3), np.uint8)), None)]
     )
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         tmp_path / "d" / "test", [("b", iter(np.zeros((4, 8, 6, 3), np.uint8)), None)]
     )
     with pytest.raises(ValueError, match=r"roots of this dataset .*8x6, 8x8.*frame_size"):
@@ -168,7 +168,7 @@ def test_data_files_without_metadata(data_dir):
 
 
 def test_bad_split_folder_name(tmp_path):
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         tmp_path / "d" / "bad-name", [("a", iter(np.zeros((4, 8, 8, 3), np.uint8)), None)]
     )
     with pytest.raises(ValueError, match="not a valid split name"):
@@ -491,7 +491,9 @@ def test_references_out_of_range(data_dir):
     reference = ds.cast_column("video", WindowVideo(decode=False))[0]["video"]
     with pytest.raises(ValueError, match=r"is not a window of root .* window_length=4"):
         feature.decode_example({**reference, "start_frame": 999})
-    with pytest.raises(hf_lvf.LayoutError, match=r"stored by an older hf_lvf \(a root index"):
+    with pytest.raises(
+        hf_lvf.errors.LayoutError, match=r"stored by an older hf_lvf \(a root index"
+    ):
         feature.decode_example({"root": 0, "video_idx": 0, "start_frame": 0})
     with pytest.raises(TypeError, match="needs the keys"):
         feature.decode_example({"root": reference["root"], "video_idx": 0, "start_frame": 0})

@@ -12,7 +12,7 @@ import yaml
 from huggingface_hub import DatasetCard
 from PIL import Image
 
-from hf_lvf import RootNotFoundError, VideoWindows, build_card, write_frames
+from hf_lvf import RootNotFoundError, VideoWindows, build_card
 from hf_lvf.card import (
     CardRoot,
     card_for_roots,
@@ -23,6 +23,7 @@ from hf_lvf.card import (
 )
 from hf_lvf.cli import main
 from hf_lvf.layout import read_layout
+from hf_lvf.write import write_frames
 from hf_lvf.write.synthetic import synthetic_frames, write_synthetic_root
 
 # The Hub's accepted size categories (https://huggingface.co/docs/hub/datasets-cards).

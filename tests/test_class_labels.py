@@ -58,7 +58,7 @@ def test_a_root_converted_from_class_folders_has_class_labels(tmp_path):
 
     src = make_labelled_folder(tmp_path / "src", classes=("cat", "dog"), metadata=False)
     root = tmp_path / "clips"
-    hf_lvf.convert_videos(src, root, workers=1, progress=False)
+    hf_lvf.convert.convert_videos(src, root, workers=1, progress=False)
     ds = datasets.load_dataset("hf_lvf", data_dir=str(root), split="train", window_length=4)
     assert ds.features["label"].names == ["cat", "dog"]
 
@@ -72,7 +72,7 @@ def test_label_names_in_a_metadata_file_become_class_labels(tmp_path):
         write_video(src / name, 4, (16, 16), seed=i)
     (src / "metadata.csv").write_text("file_name,label\na.mp4,zebra\nb.mp4,ant\nc.mp4,zebra\n")
     root = tmp_path / "clips"
-    hf_lvf.convert_videos(src, root, workers=0, progress=False)
+    hf_lvf.convert.convert_videos(src, root, workers=0, progress=False)
     meta = json.loads((root / "_metadata.json").read_text())
     assert meta["label_names"] == ["ant", "zebra"]
     assert [v["metadata"]["label"] for v in meta["videos"]] == [1, 0, 1]

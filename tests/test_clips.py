@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from _clips import oracle_uniform, oracle_virtual_windows, per_video_counts
 
-from hf_lvf import LayoutError, WindowParams
+from hf_lvf import WindowParams
+from hf_lvf.errors import LayoutError
 from hf_lvf.plan import make_timeline, plan_windows
 from hf_lvf.plan.clips import ClipSampling, clip_shards, replica_indices, replica_length
 

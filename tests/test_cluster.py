@@ -19,7 +19,7 @@ from _loading import PROJECT_ROOT, TIMEOUT, core_crcs
 from _roots import hf_root
 from _videos import write_video
 
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ _DASK_PRELUDE = """
     import json, os, signal, sys
     from distributed import Client, LocalCluster
     import hf_lvf.write.append
-    from hf_lvf import convert_videos
+    from hf_lvf.convert import convert_videos
 
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)

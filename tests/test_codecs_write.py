@@ -15,8 +15,10 @@ from _roots import make_frames
 from _videos import decode_rgb, write_video
 from PIL import Image
 
-from hf_lvf import VideoWindows, convert_videos, merge_roots, write_frames
+from hf_lvf import VideoWindows
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
+from hf_lvf.write import merge_roots, write_frames
 
 JPEG90 = {"codec": "jpeg", "quality": 90}
 SIGNATURES = {"webp": b"RIFF", "jpeg": b"\xff\xd8\xff", "png": b"\x89PNG"}

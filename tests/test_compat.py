@@ -83,7 +83,7 @@ def test_a_dataset_saved_before_the_move_reads(tmp_path):
     shutil.copytree(DATA / "saved", tmp_path / "saved")
     ds = datasets.load_from_disk(str(tmp_path / "saved"))
     assert isinstance(ds.features["video"], hf_lvf.WindowVideo)
-    ds = hf_lvf.relocate_roots(ds, {SAVED_ROOT: tmp_path / "root"})
+    ds = hf_lvf.write.relocate_roots(ds, {SAVED_ROOT: tmp_path / "root"})
     fresh = hf_lvf.VideoWindows(tmp_path / "root", window_length=4, hop_size=2)
     assert len(ds) == len(fresh) == 6
     for i in range(len(ds)):

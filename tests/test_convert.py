@@ -34,8 +34,10 @@ from _videos import (
 )
 
 import hf_lvf
-from hf_lvf import SkippedVideoWarning, VideoDecodeError, VideoWindows, convert_videos
+from hf_lvf import VideoWindows
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
+from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 
 # Quality 65 (the default is 90 now, higher) against the PyAV-decoded source frames, measured on
 # these synthetic clips
@@ -368,7 +370,7 @@ def test_killed_worker_raises_and_leaves_nothing(tmp_path: Path) -> None:
 
 _CONVERT_SCRIPT = """
 import sys
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 
 if __name__ == "__main__":
     convert_videos(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False)
@@ -411,7 +413,7 @@ def test_interrupted_conversion_then_rerun(tmp_path: Path, sig: int, workers: in
 
 _MEMORY_SCRIPT = """
 import resource, sys
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 
 convert_videos(sys.argv[1], sys.argv[2], workers=0, progress=False)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -578,5 +580,7 @@ def test_cli_convert_prints_a_summary(tmp_path: Path, capsys) -> None:
 
 
 def test_public_api() -> None:
-    assert hf_lvf.convert_videos is convert_videos
-    assert "convert_videos" in hf_lvf.__all__
+    assert hf_lvf.convert.convert_videos is convert_videos
+    assert "convert_videos" in hf_lvf.convert.__all__
+    with pytest.raises(AttributeError, match=r"hf_lvf.convert_videos moved: use hf_lvf.convert"):
+        hf_lvf.convert_videos  # noqa: B018

@@ -10,8 +10,10 @@ import lance
 import pytest
 from _videos import write_video
 
-from hf_lvf import SkippedVideoWarning, VideoWindows, convert_videos
+from hf_lvf import VideoWindows
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
+from hf_lvf.errors import SkippedVideoWarning
 
 
 def clips(folder: Path, count: int = 9) -> list[Path]:
@@ -40,7 +42,7 @@ def test_append_equals_converting_everything_at_once(tmp_path):
     assert got.equals(want)  # ids, frame numbers and WebP bytes of a fresh conversion
     assert meta["videos"] == fresh_meta["videos"]
     assert [v["id"] for v in meta["videos"]] == list(range(9))
-    assert meta["lineage"]["appends"][0]["converter"] == "hf_lvf.convert_videos"
+    assert meta["lineage"]["appends"][0]["converter"] == "hf_lvf.convert.convert_videos"
     w = VideoWindows(root, window_length=4, hop_size=2)
     assert len(w) == len(VideoWindows(tmp_path / "fresh", window_length=4, hop_size=2))
 
@@ -132,7 +134,7 @@ def test_failed_append_through_an_executor_leaves_the_root_and_no_marker(tmp_pat
 
     from _videos import truncate
 
-    from hf_lvf import VideoDecodeError
+    from hf_lvf.errors import VideoDecodeError
 
     files = clips(tmp_path / "clips", 5)
     root = tmp_path / "root"

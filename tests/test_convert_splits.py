@@ -34,7 +34,9 @@ def _paths(root: Path) -> list[tuple[str, int, int]]:
 
 def test_split_folders_give_one_root_each(tmp_path):
     out = tmp_path / "clips"
-    summary = hf_lvf.convert_videos(_tree(tmp_path / "videos"), out, workers=0, progress=False)
+    summary = hf_lvf.convert.convert_videos(
+        _tree(tmp_path / "videos"), out, workers=0, progress=False
+    )
     assert sorted(summary.splits) == ["train", "validation"]
     assert (summary.root, summary.num_videos, summary.num_frames) == (out, 3, 21)
     assert summary.splits["train"].root == out / "train"
@@ -49,13 +51,15 @@ def test_split_folders_give_one_root_each(tmp_path):
 def test_a_split_column_gives_one_root_per_split(tmp_path):
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
     out = tmp_path / "clips"
-    summary = hf_lvf.convert_videos(folder, out, workers=0, progress=False)
+    summary = hf_lvf.convert.convert_videos(folder, out, workers=0, progress=False)
     assert list(summary.splits) == ["train", "val"]
     # make_labelled_folder: clip_0 of each class is "val", clip_1 "train"
     assert _paths(out / "train") == [("cat/clip_1.mp4", 7, 0), ("dog/clip_1.mp4", 7, 1)]
     assert _paths(out / "val") == [("cat/clip_0.mp4", 6, 0), ("dog/clip_0.mp4", 6, 1)]
     assert "split" not in hf_lvf.read_layout(str(out / "val")).fields  # the root is the split
-    one = hf_lvf.convert_videos(folder, tmp_path / "one", workers=0, progress=False, splits="none")
+    one = hf_lvf.convert.convert_videos(
+        folder, tmp_path / "one", workers=0, progress=False, splits="none"
+    )
     assert one.splits == {} and hf_lvf.read_layout(str(one.root)).fields["split"] == "string"
 
 
@@ -66,10 +70,10 @@ def test_a_split_name_datasets_refuses_is_an_error_before_any_work(tmp_path):
         writer.writerows([["file_name", "split"], ["cat/clip_0.mp4", "my split"]])
         writer.writerow(["dog/clip_0.mp4", "train"])
     with pytest.raises(ValueError, match=r"split 'my split' \(of 'cat/clip_0.mp4'\) is not a"):
-        hf_lvf.convert_videos(folder, tmp_path / "clips", workers=0, progress=False)
+        hf_lvf.convert.convert_videos(folder, tmp_path / "clips", workers=0, progress=False)
     assert not (tmp_path / "clips").exists()
     with pytest.raises(ValueError, match=r"splits must be 'auto' or 'none', got 'yes'"):
-        hf_lvf.convert_videos(folder, tmp_path / "clips", splits="yes")
+        hf_lvf.convert.convert_videos(folder, tmp_path / "clips", splits="yes")
 
 
 def test_the_command_line_converts_splits_and_names_their_roots(tmp_path):
@@ -98,7 +102,7 @@ def test_the_command_line_converts_splits_and_names_their_roots(tmp_path):
 def _old_root(out: Path) -> list[tuple[str, int, int]]:
     """One video of 3 frames written at ``out`` by ``write_frames``; its ``_paths``."""
     frames = [np.full((16, 24, 3), 7, np.uint8)] * 3
-    hf_lvf.write_frames(out, [("old", frames, {"label": 5})])
+    hf_lvf.write.write_frames(out, [("old", frames, {"label": 5})])
     return _paths(out)
 
 
@@ -123,7 +127,9 @@ def test_overwrite_replaces_a_root_by_split_roots(tmp_path):
     out = tmp_path / "clips"
     _old_root(out)
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
-    summary = hf_lvf.convert_videos(folder, out, workers=0, progress=False, mode="overwrite")
+    summary = hf_lvf.convert.convert_videos(
+        folder, out, workers=0, progress=False, mode="overwrite"
+    )
     assert sorted(p.name for p in out.iterdir()) == ["train", "val"]  # no old _metadata.json
     assert (_paths(out / "train"), _paths(out / "val")) == (TRAIN, VAL)
     assert {n: s.root for n, s in summary.splits.items()} == {
@@ -141,14 +147,14 @@ def test_overwrite_replaces_a_root_by_split_roots(tmp_path):
 
 def test_overwrite_replaces_split_roots_by_one_root_and_by_other_splits(tmp_path):
     out = tmp_path / "clips"
-    hf_lvf.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
+    hf_lvf.convert.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
     assert sorted(p.name for p in out.iterdir()) == ["train", "validation"]
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
-    hf_lvf.convert_videos(folder, out, workers=0, progress=False, overwrite=True)
+    hf_lvf.convert.convert_videos(folder, out, workers=0, progress=False, overwrite=True)
     # the old "validation" split is gone: the new videos' splits are train and val
     assert sorted(p.name for p in out.iterdir()) == ["train", "val"]
     assert (_paths(out / "train"), _paths(out / "val")) == (TRAIN, VAL)
-    one = hf_lvf.convert_videos(
+    one = hf_lvf.convert.convert_videos(
         folder, out, workers=0, progress=False, mode="overwrite", splits="none"
     )
     assert one.splits == {} and not (out / "train").exists() and not (out / "val").exists()
@@ -163,17 +169,17 @@ def test_a_failure_in_a_later_split_leaves_what_was_there(tmp_path, before):
     if before == "root":
         old = {".": _old_root(out)}
     elif before == "splits":
-        hf_lvf.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
+        hf_lvf.convert.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
         old = {s: _paths(out / s) for s in ("train", "validation")}
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
     mode = "create" if before == "nothing" else "overwrite"
     with (
-        pytest.warns(hf_lvf.SkippedVideoWarning),
+        pytest.warns(hf_lvf.errors.SkippedVideoWarning),
         pytest.raises(
-            hf_lvf.VideoDecodeError, match=r"none of the 2 input videos could be converted"
+            hf_lvf.errors.VideoDecodeError, match=r"none of the 2 input videos could be converted"
         ),
     ):
-        hf_lvf.convert_videos(_spoil_val(folder), out, workers=0, progress=False, mode=mode)
+        hf_lvf.convert.convert_videos(_spoil_val(folder), out, workers=0, progress=False, mode=mode)
     assert _left_beside(out) == []
     if before == "nothing":  # no half of a dataset: train alone is not left
         assert not out.exists()
@@ -191,7 +197,7 @@ def test_create_refuses_a_root_or_a_taken_split_before_any_work(tmp_path):
     old = _old_root(out)
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
     with pytest.raises(FileExistsError) as info:
-        hf_lvf.convert_videos(folder, out, workers=0, progress=False)
+        hf_lvf.convert.convert_videos(folder, out, workers=0, progress=False)
     assert str(info.value) == (
         f"{str(out)!r} is a root (it has a _metadata.json); the new videos make one root each "
         f"in it ('{out}/train', '{out}/val'), which would not replace it: pass "
@@ -205,17 +211,20 @@ def test_create_refuses_a_root_or_a_taken_split_before_any_work(tmp_path):
     with pytest.raises(
         FileExistsError, match=rf"^'{shelf}/val' already exists; pass overwrite=True"
     ):
-        hf_lvf.convert_videos(folder, shelf, workers=0, progress=False)
+        hf_lvf.convert.convert_videos(folder, shelf, workers=0, progress=False)
     (shelf / "val").rmdir()
-    with pytest.warns(hf_lvf.SkippedVideoWarning), pytest.raises(hf_lvf.VideoDecodeError):
-        hf_lvf.convert_videos(
+    with (
+        pytest.warns(hf_lvf.errors.SkippedVideoWarning),
+        pytest.raises(hf_lvf.errors.VideoDecodeError),
+    ):
+        hf_lvf.convert.convert_videos(
             _spoil_val(make_labelled_folder(tmp_path / "bad", per_class=2, size=(16, 24))),
             shelf,
             workers=0,
             progress=False,
         )
     assert sorted(p.name for p in shelf.iterdir()) == ["README.md"] and _left_beside(shelf) == []
-    hf_lvf.convert_videos(folder, shelf, workers=0, progress=False)
+    hf_lvf.convert.convert_videos(folder, shelf, workers=0, progress=False)
     assert sorted(p.name for p in shelf.iterdir()) == ["README.md", "train", "val"]
     assert (_paths(shelf / "train"), _paths(shelf / "val")) == (TRAIN, VAL)
 
@@ -224,14 +233,14 @@ def test_overwrite_waits_for_no_writer_of_a_split_it_would_replace(tmp_path):
     from hf_lvf.write.append import write_lock
 
     out = tmp_path / "clips"
-    hf_lvf.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
+    hf_lvf.convert.convert_videos(_tree(tmp_path / "tree"), out, workers=0, progress=False)
     old = _paths(out / "validation")
     folder = make_labelled_folder(tmp_path / "videos", per_class=2, num_frames=6, size=(16, 24))
     with (
         write_lock(out / "validation"),
         pytest.raises(BlockingIOError, match=rf"another process is writing '{out}/validation'"),
     ):  # an append to it under way: its videos would be lost with the old folder
-        hf_lvf.convert_videos(folder, out, workers=0, progress=False, mode="overwrite")
+        hf_lvf.convert.convert_videos(folder, out, workers=0, progress=False, mode="overwrite")
     assert _paths(out / "validation") == old and not (out / "val").exists()
 
 
@@ -242,7 +251,7 @@ def test_overwrite_refuses_a_folder_that_holds_its_inputs(tmp_path, splits):
     folder = make_labelled_folder(shelf / "videos", per_class=2, num_frames=6, size=(16, 24))
     files = sorted(p.relative_to(shelf).as_posix() for p in shelf.rglob("*"))
     with pytest.raises(ValueError) as info:
-        hf_lvf.convert_videos(
+        hf_lvf.convert.convert_videos(
             folder, shelf, workers=0, progress=False, mode="overwrite", splits=splits
         )
     assert str(info.value) == (
@@ -282,14 +291,14 @@ def test_on_an_object_store_what_cannot_be_replaced_whole_is_refused_before_any_
 
     def convert(uri, inputs=folder, **kwargs):
         kwargs = {"workers": 0, "progress": False, "storage_options": options, **kwargs}
-        return hf_lvf.convert_videos(inputs, uri, **kwargs)
+        return hf_lvf.convert.convert_videos(inputs, uri, **kwargs)
 
     def paths(uri):
         meta = json.loads(read_root_file(uri, "_metadata.json", storage_options=options))
         return [(v["path"], v["T"], v["metadata"].get("label")) for v in meta["videos"]]
 
     root = f"s3://{bucket}/root"
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         root, [("old", [np.zeros((16, 24, 3), np.uint8)] * 3, None)], storage_options=options
     )
     keys = s3.keys(bucket)

@@ -14,8 +14,9 @@ import pytest
 from _roots import assert_same_samples, oracle_sample, oracle_windows, read_meta
 from _videos import decode_scaled, webp_roundtrip, write_video
 
-from hf_lvf import VideoWindows, convert_videos
+from hf_lvf import VideoWindows
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
 
 REPO = Path(__file__).resolve().parents[1]
 # (H, W) of the sources -> the size each is scaled to before the middle 32x32 is kept, and
@@ -89,7 +90,7 @@ UNGUARDED = """
 import hf_lvf
 
 def main():
-    hf_lvf.convert_videos({video!r}, {root!r}, workers=1, progress=False)
+    hf_lvf.convert.convert_videos({video!r}, {root!r}, workers=1, progress=False)
 
 main()
 """
@@ -97,7 +98,7 @@ GUARDED = """
 import hf_lvf
 
 if __name__ == "__main__":
-    hf_lvf.convert_videos({video!r}, {root!r}, workers=1, progress=False)
+    hf_lvf.convert.convert_videos({video!r}, {root!r}, workers=1, progress=False)
     print("converted")
 """
 

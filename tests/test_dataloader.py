@@ -78,7 +78,7 @@ def test_default_fork_start_method(data_dir):
         try:
             list(DataLoader(mapped, batch_size=3, num_workers=2, timeout={LOADER_TIMEOUT}))
             result["after_parent_read"] = None
-        except hf_lvf.ForkSafetyError as err:
+        except hf_lvf.errors.ForkSafetyError as err:
             result["after_parent_read"] = str(err)
         print(json.dumps(result))
         """,
@@ -176,7 +176,7 @@ def test_safe_dataloader_without_torch(monkeypatch):
 def _partly_missing_root(path):
     import numpy as np
 
-    from hf_lvf import write_frames
+    from hf_lvf.write import write_frames
 
     fields = [
         {"label": 2, "score": 0.5, "note": "ok", "flag": True},

@@ -14,8 +14,9 @@ from _videos import write_video
 from hub_server import HubServer
 
 import hf_lvf
-from hf_lvf import LayoutError, RootNotFoundError, VideoWindows, describe
+from hf_lvf import RootNotFoundError, VideoWindows, describe
 from hf_lvf.card.describe import format_description
+from hf_lvf.errors import LayoutError
 
 
 def _metadata(root: Path) -> dict:
@@ -157,7 +158,7 @@ def test_a_converted_root_with_classes_and_fps(tmp_path):
     for i, name in enumerate(("cat/a.mp4", "cat/b.mp4", "dog/c.mp4")):
         write_video(videos / name, 10 + 5 * i, (32, 48), fps=10, seed=i)
     root = tmp_path / "root"
-    hf_lvf.convert_videos(videos, root, fps=5, workers=0, progress=False)
+    hf_lvf.convert.convert_videos(videos, root, fps=5, workers=0, progress=False)
     described = describe(root, window_length=2)
     _check_counts(described, _metadata(root), window_length=2)
     assert described["fields"]["label"]["values"] == [
@@ -174,7 +175,7 @@ def test_a_converted_root_with_classes_and_fps(tmp_path):
 def test_problems_are_listed_not_raised(tmp_path):
     # Two sizes among the videos that yield windows: a read needs frame_size.
     root = hf_root(tmp_path / "mixed", lengths=(6, 6))
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         root, [("big", iter(np.zeros((6, 40, 40, 3), np.uint8)), None)], mode="append"
     )
     described = describe(root, window_length=2)
@@ -267,5 +268,5 @@ def test_a_hub_root_is_described_from_its_metadata_and_manifest(tmp_path, hub: H
     assert described["root"] == "hf://datasets/org/described/clips"
     for key in ("videos", "frames", "frame_sizes", "windows", "fields", "lance_version", "bytes"):
         assert described[key] == want[key], key
-    with pytest.raises(hf_lvf.HubError):
+    with pytest.raises(hf_lvf.errors.HubError):
         describe("hf://datasets/org/missing", window_length=4)

@@ -477,3 +477,29 @@ def test_links_point_only_at_sites_that_exist():
             if host not in _LINKED_SITES or "hf-lvf" in url or "hf_lvf" in url:
                 wrong.append(f"{path.relative_to(REPO)}: {url}")
     assert not wrong, wrong
+
+
+def test_each_window_option_is_documented_once_in_window_params() -> None:
+    """The window options have one text, in ``WindowParams``: the classes that take them
+    as keyword arguments point there instead of saying it again (and drifting)."""
+    import dataclasses
+
+    import griffe
+
+    import hf_lvf
+    from hf_lvf.hf.shards import ClipConfig
+
+    options = {f.name for f in dataclasses.fields(hf_lvf.WindowParams)}
+    texts = _docs_hooks()._arg_descriptions(hf_lvf.WindowParams)
+    assert options <= set(texts), options - set(texts)
+    for cls in (hf_lvf.VideoWindows, hf_lvf.HfLvfConfig, hf_lvf.WindowVideo, ClipConfig):
+        sections = griffe.Docstring(cls.__doc__, parser="google").parse(
+            warn_unknown_params=False, warn_missing_types=False
+        )
+        for section in sections:
+            if section.kind is not griffe.DocstringSectionKind.parameters:
+                continue
+            for param in section.value:
+                names = {n.strip() for n in param.name.split(",")}
+                if names & options:
+                    assert "WindowParams" in param.description, (cls.__name__, param.name)

@@ -12,8 +12,7 @@ import pytest
 from _roots import read_meta
 from _videos import write_video
 
-from hf_lvf import convert_videos
-from hf_lvf.convert import pool
+from hf_lvf.convert import convert_videos, pool
 from hf_lvf.convert.decoding import _FrameOptions
 from hf_lvf.decode import encode_frame, encode_in_order
 from hf_lvf.decode.encode import IN_FLIGHT_PER_THREAD

@@ -31,7 +31,7 @@ def data_dir(tmp_path_factory) -> Path:
         (f"clip_{i:02d}", synthetic_frames(n, 32, 32, seed=i), {"label": i % 3})
         for i, n in enumerate(LENGTHS)
     )
-    hf_lvf.write_frames(folder / "train", videos)
+    hf_lvf.write.write_frames(folder / "train", videos)
     return folder
 
 

@@ -13,8 +13,9 @@ import pytest
 from _videos import decode_rgb, write_video
 from PIL import Image
 
-from hf_lvf import build_card, convert_videos, describe
+from hf_lvf import build_card, describe
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
 from hf_lvf.convert.fidelity import PSNR_CAP, FidelityMeter
 from hf_lvf.decode import encode_frame
 

@@ -93,7 +93,7 @@ def test_a_plain_dataloader_batches_frame_indices_by_window_length(root):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
 
-    with pytest.warns(hf_lvf.DroppedVideosWarning):  # video 1 has 3 frames
+    with pytest.warns(hf_lvf.errors.DroppedVideosWarning):  # video 1 has 3 frames
         windows = hf_lvf.VideoWindows(root, window_length=4)
     sample = windows[0]["frame_indices"]
     assert isinstance(sample, np.ndarray) and sample.dtype == np.int32 and sample.shape == (4,)
@@ -118,7 +118,7 @@ def test_a_plain_dataloader_batches_frame_is_pad_and_timestamps(tmp_path):
         ("fast", iter(np.zeros((6, 8, 8, 3), np.uint8)), {"fps": 20}),
         ("slow", iter(np.zeros((5, 8, 8, 3), np.uint8)), {"fps": 10}),
     ]
-    root = hf_lvf.write_frames(tmp_path / "rates", videos)
+    root = hf_lvf.write.write_frames(tmp_path / "rates", videos)
     windows = hf_lvf.VideoWindows(root, window_length=4, short_videos="pad", fps=10)
     sample = windows[0]
     assert sample["frame_is_pad"].dtype == np.bool_ and sample["frame_is_pad"].shape == (4,)
@@ -153,7 +153,7 @@ def test_safe_dataloader_batches_frame_indices_of_map_style_rows(root):
 
 def test_a_warning_says_how_many_videos_are_dropped_and_why(root):
     with pytest.warns(
-        hf_lvf.DroppedVideosWarning,
+        hf_lvf.errors.DroppedVideosWarning,
         match=r"1 of 3 videos has fewer than 4 "
         r"frames \(one window of window_length=4, frame_skip=0\)",
     ):

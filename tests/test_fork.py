@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from _roots import assert_same_samples, hf_root
 
-from hf_lvf import ForkSafetyError, VideoWindows
+from hf_lvf import VideoWindows
+from hf_lvf.errors import ForkSafetyError
 
 TIMEOUT = 120  # seconds; generous for busy machines, only there so nothing can hang
 

@@ -23,9 +23,12 @@ import pytest
 from _roots import hf_root, make_frames
 
 import hf_lvf
-from hf_lvf import RootNotFoundError, StoreError, VideoWindows, convert_videos, write_frames
+from hf_lvf import RootNotFoundError, VideoWindows
+from hf_lvf.convert import convert_videos
+from hf_lvf.errors import StoreError
 from hf_lvf.location import read_store_file, write_store_file
 from hf_lvf.location.store import store_file_identity
+from hf_lvf.write import write_frames
 from hf_lvf.write.store_roots import LOCK_NAME, store_write_lock
 
 pytestmark = pytest.mark.filterwarnings("ignore:lance is not fork-safe")
@@ -213,10 +216,10 @@ def test_writing_converting_and_appending_straight_to_azure_reads_like_local(azu
     _same_roots(converted, tmp_path / "converted", options)
     assert not [k for k in azurite.keys(bucket) if ".hf_lvf" in k]  # no lock or note left
 
-    merged = hf_lvf.merge_roots(
+    merged = hf_lvf.write.merge_roots(
         [converted, tmp_path / "frames"], f"az://{bucket}/merged", storage_options=options
     )
-    hf_lvf.merge_roots([tmp_path / "converted", tmp_path / "frames"], tmp_path / "merged")
+    hf_lvf.write.merge_roots([tmp_path / "converted", tmp_path / "frames"], tmp_path / "merged")
     _same_roots(merged, tmp_path / "merged", options, frame_size=(32, 48))
     with pytest.raises(FileExistsError):
         write_frames(converted, _videos(["z"]), storage_options=options)

@@ -17,7 +17,7 @@ from hf_lvf.hf.builder import HfLvf
 from hf_lvf.location import count_video_files
 from hf_lvf.location import hints as hints_module
 
-CALL = re.compile(r"`hf_lvf\.convert_videos\('([^']+)', '([^']+)'\)`")
+CALL = re.compile(r"`hf_lvf\.convert\.convert_videos\('([^']+)', '([^']+)'\)`")
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +40,11 @@ def test_a_view_of_a_folder_of_videos_says_how_to_convert_them(mp4s, tmp_path):
     assert "The folder holds 3 video files: convert them into a root first" in message
     dest = f"{mp4s}_lvf"
     assert f"`hf-lvf convert {mp4s} {dest}`" in message
-    assert f"`hf_lvf.convert_videos({str(mp4s)!r}, {dest!r})`" in message
+    assert f"`hf_lvf.convert.convert_videos({str(mp4s)!r}, {dest!r})`" in message
     # The call it names works, and gives a root that reads.
     source, target = CALL.search(message).groups()
     assert (source, target) == (str(mp4s), dest)
-    summary = hf_lvf.convert_videos(source, target, workers=0, progress=False)
+    summary = hf_lvf.convert.convert_videos(source, target, workers=0, progress=False)
     assert summary.num_videos == 3
     assert len(VideoWindows(target, window_length=2)) == 3 * 5
 
@@ -64,7 +64,7 @@ def test_load_dataset_of_a_folder_of_videos_says_how_to_convert_them(mp4s, strea
     message = str(info.value)
     assert f"data_dir {str(mp4s)!r} is not a lance-video-frames root" in message
     assert "The folder holds 3 video files" in message
-    assert f"hf_lvf.convert_videos({str(mp4s)!r}, '{mp4s}_lvf')" in message
+    assert f"hf_lvf.convert.convert_videos({str(mp4s)!r}, '{mp4s}_lvf')" in message
     with pytest.raises(RootNotFoundError, match=r"data_files entry .* holds 3 video files"):
         datasets.load_dataset("hf_lvf", data_files={"train": str(mp4s)}, streaming=streaming)
     with pytest.raises(RootNotFoundError) as info:

@@ -24,7 +24,8 @@ from _roots import (
 )
 
 import hf_lvf
-from hf_lvf import LayoutError, VideoWindows
+from hf_lvf import VideoWindows
+from hf_lvf.errors import LayoutError
 from hf_lvf.plan import DEFAULT_MAX_FRAME_PIXELS, crop_box
 
 

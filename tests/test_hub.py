@@ -15,16 +15,10 @@ from _roots import assert_same_values
 from hub_server import HubServer
 from huggingface_hub import DatasetCard, HfApi
 
-from hf_lvf import (
-    HubError,
-    LayoutError,
-    RootNotFoundError,
-    VideoWindows,
-    WindowVideo,
-    push_to_hub,
-)
+from hf_lvf import RootNotFoundError, VideoWindows, WindowVideo, push_to_hub
 from hf_lvf.card import user_sections
 from hf_lvf.cli import main
+from hf_lvf.errors import HubError, LayoutError
 from hf_lvf.location import (
     HubPath,
     download_root,

@@ -18,8 +18,9 @@ from _loading import assert_rows_equal, core_samples, mixed_size_root, run_scrip
 from hub_server import HubServer
 from huggingface_hub import DatasetCard
 
-from hf_lvf import VideoWindows, push_to_hub, write_frames
+from hf_lvf import VideoWindows, push_to_hub
 from hf_lvf.layout import read_layout
+from hf_lvf.write import write_frames
 from hf_lvf.write.synthetic import synthetic_frames, write_synthetic_root
 
 pytestmark = pytest.mark.hub

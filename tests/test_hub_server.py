@@ -373,7 +373,7 @@ def test_503_with_retry_after_then_success(
     assert served == [("HEAD", 503), ("HEAD", 503), ("HEAD", 200), ("GET", 200)], [
         (r.method, r.path, r.status) for r in hub.requests
     ]
-    assert 0.9 < time.monotonic() - start < 5
+    assert time.monotonic() - start >= 0.9  # the one sleep of Retry-After + 1 s was taken
 
 
 def test_503_is_not_retried_by_repo_info(hub: HubServer, api: HfApi, repo: str) -> None:
@@ -478,11 +478,11 @@ def test_lance_retries_503_a_few_times(
     ).oid
     uri = f"hf://datasets/{repo}/sub"
 
-    # A few 503s are retried at once (Retry-After is not waited for).
-    fault = hub.inject(503, times=2, retry_after=30, path_contains="/resolve/")
+    # A few 503s are retried at once: Retry-After (60 s, twice) is not waited for.
+    fault = hub.inject(503, times=2, retry_after=60, path_contains="/resolve/")
     start = time.monotonic()
     assert lance.dataset(uri, storage_options={"hf_revision": sha}).count_rows() == 100
-    assert fault.hits == 2 and time.monotonic() - start < 5
+    assert fault.hits == 2 and time.monotonic() - start < 60
 
     # Persistent 503s give up after a few attempts (3 or 4 were seen) with an error.
     hub.clear_requests()

@@ -10,7 +10,8 @@ import datasets
 import numpy as np
 from _videos import decode_rgb, write_video
 
-from hf_lvf import VideoWindows, convert_videos
+from hf_lvf import VideoWindows
+from hf_lvf.convert import convert_videos
 
 
 def _dataset(tmp_path: Path) -> datasets.Dataset:

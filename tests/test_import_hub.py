@@ -14,8 +14,9 @@ import webdataset as wds
 from _lerobot import write_lerobot
 from _videos import write_video
 
-from hf_lvf import build_card, convert_videos, describe
+from hf_lvf import build_card, describe
 from hf_lvf.card.describe import format_description
+from hf_lvf.convert import convert_videos
 
 pytestmark = pytest.mark.hub
 

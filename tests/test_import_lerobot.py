@@ -15,7 +15,7 @@ from _lerobot import FPS, TASKS, write_lerobot
 from _videos import decode_rgb
 from PIL import Image
 
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 
 TOP, WRIST = "observation.images.top", "observation.images.wrist"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _videos import write_video
 
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import webdataset as wds
 from _signals import sigint_default
 from _videos import write_video
 
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 from hf_lvf.convert.webdataset import expand_braces
 from hf_lvf.errors import SkippedVideoWarning, VideoDecodeError
 
@@ -139,7 +139,7 @@ def test_append_more_shards(tmp_path: Path) -> None:
 
 _SCRIPT = """
 import sys
-from hf_lvf import convert_videos
+from hf_lvf.convert import convert_videos
 
 if __name__ == "__main__":
     convert_videos(sys.argv[1], sys.argv[2], workers=2, progress=False)

@@ -210,7 +210,7 @@ def test_a_dataloader_over_a_clip_sampler_reads_its_order_ahead(root, workers):
 
 @pytest.mark.hub
 def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root, monkeypatch):
-    from hf_lvf import HubError
+    from hf_lvf.errors import HubError
     from hf_lvf.frames import remote as frames_module
 
     monkeypatch.setattr(frames_module, "_READ_TIMEOUT_S", 0.5)

@@ -15,14 +15,8 @@ from _roots import FRAME_SIZE, foreign_videos, make_frames, read_meta, webp, wri
 from PIL import Image
 
 import hf_lvf.read.windows as windows_module
-from hf_lvf import (
-    FrameDecodeError,
-    LayoutError,
-    RootNotFoundError,
-    VideoInfo,
-    VideoWindows,
-    read_layout,
-)
+from hf_lvf import FrameDecodeError, RootNotFoundError, VideoInfo, VideoWindows, read_layout
+from hf_lvf.errors import LayoutError
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ order (hf_lvf._registration)."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -86,15 +88,46 @@ def test_every_public_name_resolves_to_its_home():
         hf_lvf.nope  # noqa: B018
 
 
-def test_the_names_for_type_checkers_are_the_names_imported_on_first_use():
-    """``hf_lvf/__init__.py`` lists each public name twice: in ``_HOMES`` (what
-    ``__getattr__`` imports) and under ``if TYPE_CHECKING:`` (what IDEs and the API reference
-    read). The two must say the same."""
-    import hf_lvf
+@pytest.mark.parametrize("home", ["hf_lvf", "hf_lvf.write"])
+def test_the_names_for_type_checkers_are_the_names_imported_on_first_use(home):
+    """A lazy home (``hf_lvf``, ``hf_lvf.write``) lists its public names once, in ``_HOMES``
+    (``__all__`` is its keys; ``__getattr__`` imports from it), and mirrors the lazy ones under
+    ``if TYPE_CHECKING:`` (what IDEs and the API reference read). The two must say the same."""
+    import importlib
 
-    tree = ast.parse(Path(hf_lvf.__file__).read_text())
+    module = importlib.import_module(home)
+    assert module.__all__ == list(module._HOMES)
+    tree = ast.parse(Path(module.__file__).read_text())
     (block,) = [
         n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
     ]
-    typed = {a.name: node.module for node in block.body for a in node.names}
-    assert typed == hf_lvf._HOMES
+    package = home if home == "hf_lvf" else home.rsplit(".", 1)[0]
+    typed = {
+        a.name: importlib.util.resolve_name("." * node.level + (node.module or ""), home)
+        for node in block.body
+        for a in node.names
+    }
+    lazy = {
+        name: where if where.startswith("hf_lvf.") else f"{package}.{where}"
+        for name, where in module._HOMES.items()
+        if where is not None
+    }
+    assert typed == lazy
+
+
+def test_the_top_level_is_small_and_says_where_each_moved_name_went():
+    import hf_lvf
+
+    assert len(hf_lvf.__all__) <= 25
+    for name, home in [
+        ("write_frames", "write"),
+        ("convert_videos", "convert"),
+        ("read_windows", "ray"),
+        ("HubError", "errors"),
+    ]:
+        moved = rf"^hf_lvf.{name} moved: use hf_lvf.{home}.{name}$"
+        with pytest.raises(AttributeError, match=moved):
+            getattr(hf_lvf, name)
+        assert getattr(importlib.import_module(f"hf_lvf.{home}"), name).__name__ == name
+        assert getattr(hf_lvf, home).__name__ == f"hf_lvf.{home}"  # reachable from the top
+    assert not hasattr(hf_lvf, "nope")

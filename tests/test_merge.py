@@ -11,8 +11,11 @@ import pytest
 from _roots import hf_root, make_frames
 from _videos import write_video
 
-from hf_lvf import SkippedVideoWarning, VideoWindows, convert_videos, merge_roots, write_frames
+from hf_lvf import VideoWindows
 from hf_lvf.cli import main as cli_main
+from hf_lvf.convert import convert_videos
+from hf_lvf.errors import SkippedVideoWarning
+from hf_lvf.write import merge_roots, write_frames
 
 
 def _root(path: Path, name: str, lengths, size=(32, 48)) -> Path:

@@ -15,7 +15,8 @@ from _roots import assert_same_values
 from hub_server import HubServer
 from huggingface_hub import HfApi
 
-from hf_lvf import HubError, VideoWindows, push_to_hub
+from hf_lvf import VideoWindows, push_to_hub
+from hf_lvf.errors import HubError
 from hf_lvf.publish import _upload
 from hf_lvf.write.synthetic import write_synthetic_root
 

@@ -23,9 +23,11 @@ from _roots import assert_same_value, hf_root, make_frames, set_spans, write_for
 from _videos import write_video
 
 import hf_lvf
-from hf_lvf import RayExecutor, VideoWindows, convert_videos, frame_table, read_windows
+from hf_lvf import VideoWindows
+from hf_lvf.convert import convert_videos
 from hf_lvf.errors import FrameDecodeError, StoreError
 from hf_lvf.plan import window_ranges
+from hf_lvf.ray import RayExecutor, frame_table, read_windows
 
 pytest.importorskip("ray")
 
@@ -152,6 +154,23 @@ def test_own_seed_gives_every_window_once_in_a_new_order_per_epoch(ray_cluster, 
         blocks.append(sorted(tuple(b["sample_idx"]) for b in ds.iter_batches(batch_size=None)))
     assert blocks[1] == blocks[2] and blocks[0] != blocks[1]
     assert all(list(block) != sorted(block) for block in blocks[0])  # rows shuffled in blocks
+
+
+def test_own_seed_is_the_global_order_of_a_ddp_job(ray_cluster, root):
+    """A Ray job and a DDP job on the same seed read the same global order (issue 47)."""
+    from hf_lvf.read.orders import ShuffledOrder
+
+    context = ray_cluster.data.DataContext.get_current()
+    before = context.execution_options.preserve_order
+    context.execution_options.preserve_order = True
+    try:
+        for epoch in (0, 1):
+            ds = read_windows(root, **PARAMS, seed=7, epoch=epoch, override_num_blocks=4)
+            got = [int(row["sample_idx"]) for row in ds.iter_rows()]
+            n = len(got)
+            assert got == ShuffledOrder(seed=7).global_order(n, epoch).tolist()
+    finally:
+        context.execution_options.preserve_order = before
 
 
 def test_iter_torch_batches_on_the_dataset_as_it_is(ray_cluster, root):
@@ -307,7 +326,7 @@ def test_scores_from_map_batches_become_a_frame_column(ray_cluster, tmp_path):
         frame_table(scored, ["score"], root=root)  # windows of 4 with hop 3 end at frame 9
     table = frame_table(scored, ["score"], root=root, fill=-1.0)
     assert table.num_rows == 44 and table.column_names == ["video_id", "frame_idx", "score"]
-    hf_lvf.add_frame_columns(root, table)
+    hf_lvf.write.add_frame_columns(root, table)
 
     after = json.loads((root / "_metadata.json").read_text())["lance_version"]
     assert after > before
@@ -505,7 +524,7 @@ def test_public_names_do_not_import_ray():
     import subprocess
     import sys
 
-    code = "import sys, hf_lvf; hf_lvf.read_windows; print('ray' in sys.modules)"
+    code = "import sys, hf_lvf; hf_lvf.ray.read_windows; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    assert {"RayExecutor", "frame_table", "read_windows"} <= set(hf_lvf.__all__)
+    assert set(hf_lvf.ray.__all__) == {"RayExecutor", "frame_table", "read_windows"}

@@ -14,7 +14,9 @@ from _loading import PROJECT_ROOT
 from _roots import make_frames
 
 import hf_lvf
-from hf_lvf import LayoutError, VideoWindows, WindowVideo, write_frames
+from hf_lvf import VideoWindows, WindowVideo
+from hf_lvf.errors import LayoutError
+from hf_lvf.write import write_frames
 
 PARAMS = dict(window_length=4, hop_size=4)
 LENGTHS = {"a": (12, 9), "b": (8, 13, 6)}  # a: 3 + 2 windows, b: 2 + 3 + 1
@@ -190,7 +192,7 @@ def test_a_moved_root_is_gone_until_relocated(roots, tmp_path):
     saved = datasets.load_from_disk(str(tmp_path / "saved"))
     with pytest.raises(LayoutError, match=rf"root '{x}', which these references read, is gone"):
         saved[0]
-    back = hf_lvf.relocate_roots(saved, {x: moved})
+    back = hf_lvf.write.relocate_roots(saved, {x: moved})
     _assert_rows(back, _expected(roots["a"], "a"))
     refs = back.cast_column("video", WindowVideo(decode=False))
     assert {row["video"]["root"] for row in refs} == {str(moved)}
@@ -203,9 +205,9 @@ def test_relocating_to_another_root_is_refused(roots, tmp_path):
     shutil.copytree(roots["a"], x)
     saved = _load(x)
     with pytest.raises(ValueError, match=r"is not a copy of .*: video 0 is 'b_clip0' there"):
-        hf_lvf.relocate_roots(saved, {x: roots["b"]})
+        hf_lvf.write.relocate_roots(saved, {x: roots["b"]})
     with pytest.raises(hf_lvf.RootNotFoundError):
-        hf_lvf.relocate_roots(saved, {x: tmp_path / "nothing"})
+        hf_lvf.write.relocate_roots(saved, {x: tmp_path / "nothing"})
 
 
 @pytest.mark.parametrize("fmt", [None, "numpy", "torch"])

@@ -24,9 +24,11 @@ from _loading import PROJECT_ROOT
 from _roots import make_frames
 
 import hf_lvf
-from hf_lvf import LayoutError, VideoWindows, WindowVideo, write_frames
+from hf_lvf import VideoWindows, WindowVideo
+from hf_lvf.errors import LayoutError
 from hf_lvf.layout import table as table_cache
 from hf_lvf.location import files, forget_digests
+from hf_lvf.write import write_frames
 
 PARAMS = dict(window_length=4, hop_size=4)
 LENGTHS = (12, 9, 8)  # 3 + 2 + 2 windows
@@ -242,7 +244,7 @@ def test_a_copy_elsewhere_still_needs_relocate_roots(tmp_path):
     shutil.rmtree(root)
     with pytest.raises(LayoutError, match=r"which these references read, is gone"):
         saved[0]
-    _same(_pixels(hf_lvf.relocate_roots(saved, {root: elsewhere})), _want(elsewhere))
+    _same(_pixels(hf_lvf.write.relocate_roots(saved, {root: elsewhere})), _want(elsewhere))
 
 
 def test_references_recorded_by_the_older_identity_read_while_the_file_is_unchanged(tmp_path):

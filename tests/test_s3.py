@@ -30,10 +30,13 @@ from _roots import hf_root, make_frames
 from _s3 import S3StandIn
 
 import hf_lvf
-from hf_lvf import StoreError, VideoWindows, convert_videos, merge_roots, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.convert import convert_videos
+from hf_lvf.errors import StoreError
 from hf_lvf.frames import remote as remote_reads
 from hf_lvf.location import store
 from hf_lvf.location.store import store_file_identity
+from hf_lvf.write import merge_roots, write_frames
 from hf_lvf.write.store_roots import LOCK_NAME, store_write_lock
 
 pytestmark = [pytest.mark.s3, pytest.mark.filterwarnings("ignore:lance is not fork-safe")]
@@ -408,7 +411,7 @@ def frames():
         yield np.full((32, 48, 3), 7 * i % 256, np.uint8)
 
 Path(marker + ".started").touch()
-hf_lvf.write_frames(uri, [("killed", frames(), None)], mode="append", storage_options=options)
+hf_lvf.write.write_frames(uri, [("killed", frames(), None)], mode="append", storage_options=options)
 """
 
 

@@ -64,7 +64,8 @@ def test_uniform_is_floor_linspace_every_epoch(windows):
 
 @pytest.mark.parametrize("mode", ["random", "uniform"])
 def test_two_replicas_split_one_selection(windows, mode):
-    # 4 + 4 + 3 + 4 + 4 = 19 clips of 3: even; the padded odd case mirrors DistributedSampler.
+    # 4 + 4 + 3 + 4 + 4 = 19 clips of 3: even; in the odd case nothing is padded (every window
+    # once an epoch, rank 1 one short: the elastic rule), or drop_last drops the tail.
     for k, drop_last in [(4, False), (3, False), (3, True)]:
         single = ClipSampler(windows, clips_per_video=k, mode=mode, seed=2, num_replicas=1, rank=0)
         parts = []
@@ -88,8 +89,9 @@ def test_two_replicas_split_one_selection(windows, mode):
             assert parts[0] == whole[0::2] and parts[1] == whole[1::2]
         elif drop_last:  # the tail dropped, as DistributedSampler drops it
             assert parts[0] + parts[1] != [] and sorted(parts[0] + parts[1]) == sorted(whole[:-1])
-        else:  # padded with the first window, as DistributedSampler pads
-            assert sorted(parts[0] + parts[1]) == sorted([*whole, whole[0]])
+        else:  # not padded: every window once, rank 0 takes the last one
+            assert parts[0] == whole[0::2] and parts[1] == whole[1::2]
+            assert len(parts[0]) == len(parts[1]) + 1
 
 
 def test_replicas_default_without_torch_distributed(windows):

@@ -246,14 +246,14 @@ def test_columns_and_fields(tmp_path, fresh_cache):
 def test_append_keeps_the_text_of_every_entry(tmp_path, fresh_cache):
     from hf_lvf.write.synthetic import synthetic_frames
 
-    root = hf_lvf.write_frames(
+    root = hf_lvf.write.write_frames(
         tmp_path / "root",
         [(f"clip_{i}", synthetic_frames(3, 8, 8, seed=i), {"label": i}) for i in range(3)],
     )
     before = (root / "_metadata.json").read_bytes()
     start = before.index(b'"videos": [')
     old_entries = before[start : before.index(b"\n ]", start)]  # up to its last entry's "}"
-    hf_lvf.write_frames(
+    hf_lvf.write.write_frames(
         root, [("new", synthetic_frames(2, 8, 8, seed=9), {"label": 7})], mode="append"
     )
     after = (root / "_metadata.json").read_bytes()

@@ -17,7 +17,8 @@ import pytest
 from _loading import assert_rows_equal, core_samples
 from _roots import assert_same_values, set_spans
 
-from hf_lvf import LayoutError, VideoWindows
+from hf_lvf import VideoWindows
+from hf_lvf.errors import LayoutError
 from hf_lvf.layout import read_layout
 from hf_lvf.layout import spans as spans_module
 from hf_lvf.layout.spans import layout_spans

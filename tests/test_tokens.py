@@ -18,8 +18,9 @@ import pytest
 from hub_server import HubServer
 from huggingface_hub import HfApi
 
-from hf_lvf import HubError, VideoWindows, build_card, push_card, push_to_hub
+from hf_lvf import VideoWindows, build_card, push_card, push_to_hub
 from hf_lvf.cli import main as cli_main
+from hf_lvf.errors import HubError
 from hf_lvf.write.synthetic import write_synthetic_root
 
 pytestmark = pytest.mark.hub

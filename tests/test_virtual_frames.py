@@ -10,7 +10,9 @@ import pytest
 from _clips import LENGTHS, RATES, clips_root, oracle_virtual_windows
 from _roots import make_frames, oracle_sample, read_meta
 
-from hf_lvf import LayoutError, VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.errors import LayoutError
+from hf_lvf.write import write_frames
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,8 @@ from _roots import (
 from PIL import Image
 
 import hf_lvf.read.windows as windows_module
-from hf_lvf import VideoWindows, WindowParams, write_frames
+from hf_lvf import VideoWindows, WindowParams
+from hf_lvf.write import write_frames
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,9 @@ import pyarrow as pa
 import pytest
 from _roots import make_frames
 
-from hf_lvf import LayoutError, VideoWindows, add_frame_columns, merge_roots, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.errors import LayoutError
+from hf_lvf.write import add_frame_columns, merge_roots, write_frames
 
 
 def _fields(num_frames: int, seed: int) -> dict:
@@ -446,7 +448,7 @@ def test_ids_are_placed_alike_when_dense_or_sparse():
 def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp_path):
     from _videos import write_video
 
-    from hf_lvf import convert_videos
+    from hf_lvf.convert import convert_videos
 
     write_video(tmp_path / "videos" / "clip.mp4", num_frames=4, seed=0)
     root = write_frames(tmp_path / "root", [_video("a", 4, 0)])

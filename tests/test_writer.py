@@ -19,7 +19,8 @@ import pytest
 from _roots import FRAME_SIZE, assert_same_samples, hf_root, make_frames, read_meta
 from PIL import Image
 
-from hf_lvf import VideoWindows, write_frames
+from hf_lvf import VideoWindows
+from hf_lvf.write import write_frames
 
 TOP_LEVEL_FIELDS = [
     "cache_format_version",
@@ -222,7 +223,7 @@ _KILLED_WRITER = textwrap.dedent(
     """
     import sys, time
     import numpy as np
-    from hf_lvf import write_frames
+    from hf_lvf.write import write_frames
 
     def frames():
         for i in range(100_000):

@@ -14,9 +14,11 @@ whatever the length of its video.
 - :mod:`.decoding`: one video file -> RGB frames (PyAV);
 - :mod:`.pool`: the per-video tasks and the worker pool;
 - :mod:`.api`: :func:`convert_videos` and its summary.
+
+The public home of converting: ``hf_lvf.convert.convert_videos``, its
+:class:`ConversionSummary` and the :class:`SkippedVideo` records in it.
 """
 
 from .api import ConversionSummary, SkippedVideo, convert_videos
-from .sources import VIDEO_EXTENSIONS
 
-__all__ = ["VIDEO_EXTENSIONS", "ConversionSummary", "SkippedVideo", "convert_videos"]
+__all__ = ["ConversionSummary", "SkippedVideo", "convert_videos"]

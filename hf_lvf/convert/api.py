@@ -377,7 +377,7 @@ def _convert(
         entries = _entries(converted, source_of, first_row)
         check_field_schemas(converted, source_of)
         provenance = {
-            "converter": "hf_lvf.convert_videos",
+            "converter": "hf_lvf.convert.convert_videos",
             "fps": None if options.fps is None else float(options.fps),
             **resolved.lineage,
             **dict(lineage or {}),

@@ -76,8 +76,12 @@ def read_windows(
     Args:
         uri: the root (local folder, ``hf://datasets/...`` or an object-store URL), or a
             :class:`~hf_lvf.VideoWindows` to read as it is (then no ``options``).
-        seed: read the ranges in an order drawn from ``[seed, epoch]``, each block's rows
-            permuted: every window exactly once, in a new order per ``epoch``.
+        seed: read the epoch's global order (:mod:`hf_lvf.plan.elastic`): the permutation
+            drawn from ``[seed, epoch]``, that of ``safe_dataloader(shuffle=True, seed=seed)``
+            and of a DDP job on any number of ranks; each read task a contiguous part of it
+            (with ``DataContext.execution_options.preserve_order``, the rows in that order).
+            Every window exactly once, in a new order per ``epoch``; windows far apart share
+            no frames, so a task decodes more than in file order.
             ``Dataset.randomize_block_order()`` is Ray's own, coarser shuffle.
         epoch: the epoch of ``seed``'s order.
         include_paths: keep the ``filename`` column (a string: no tensor).
@@ -155,7 +159,7 @@ def frame_table(
     storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """Results of a window dataset as one row per frame: ``video_id``, ``frame_idx`` and
-    ``columns``, the table :func:`~hf_lvf.add_frame_columns` joins on ``(video_id,
+    ``columns``, the table :func:`~hf_lvf.write.add_frame_columns` joins on ``(video_id,
     frame_idx)``.
 
     A column whose values have ``window_length`` rows (one per frame of the window) gives each

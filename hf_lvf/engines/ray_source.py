@@ -27,6 +27,7 @@ from ray.data.block import BlockAccessor, BlockMetadata
 from ray.data.context import DataContext
 
 from ..plan import window_ranges
+from ..read.orders import ShuffledOrder
 from ..read.windows import VideoWindows
 
 # Bytes of a window beside its pixels (ints, filename, metadata): for Ray's size estimates.
@@ -38,8 +39,9 @@ _BLOCK_BYTES = 128 * 2**20
 class WindowsDatasource(Datasource):
     """The windows of one :class:`~hf_lvf.VideoWindows` view, in ranges cut at video boundaries.
 
-    With ``seed``, the ranges are read in an order drawn from ``[seed, epoch]`` and each block's
-    rows are permuted too: every window still comes exactly once.
+    With ``seed``, the ranges are ranges of positions of the epoch's global order (drawn from
+    ``[seed, epoch]``, :class:`~hf_lvf.read.orders.ShuffledOrder`'s): every window exactly once,
+    the order of ``safe_dataloader(shuffle=True, seed=seed)`` on any number of ranks.
     """
 
     def __init__(
@@ -81,13 +83,11 @@ class WindowsDatasource(Datasource):
         rows_per_block = int(target // self._window_bytes) + 1
         bounds = window_ranges(self._windows.plan.first_window, max(1, parallelism))
         ranges = np.stack([bounds[:-1], bounds[1:]], axis=1)
-        rng = None
-        if self._seed is not None:
-            rng = np.random.default_rng([self._seed, self._epoch])
-            ranges = ranges[rng.permutation(len(ranges))]
         tasks = []
-        for task_seed, (start, stop) in enumerate(ranges.tolist()):
-            order = None if rng is None else (self._seed, self._epoch, task_seed)
+        for start, stop in ranges.tolist():
+            # With a seed, start:stop are positions of the epoch's global order (the task
+            # computes it from the seed and epoch): no window is sent.
+            order = None if self._seed is None else (self._seed, self._epoch)
             read = functools.partial(
                 read_range,
                 self._state,
@@ -120,12 +120,14 @@ def read_range(
     stop: int,
     *,
     rows_per_block: int,
-    order: tuple[int, int, int] | None = None,
+    order: tuple[int, int] | None = None,
     strings: Strings | None = None,
 ) -> Iterator[pa.Table]:
     """Windows ``start:stop`` of the pickled view ``state``, as Arrow blocks of
-    ``rows_per_block`` rows (the last one fewer); with ``order``, each block's rows in an
-    order drawn from it; string columns as ``strings`` says (default: all of them).
+    ``rows_per_block`` rows (the last one fewer); with ``order`` (``(seed, epoch)``), the
+    windows at positions ``start:stop`` of that epoch's global order, the permutation of
+    ``safe_dataloader(shuffle=True, seed=seed)`` (:class:`~hf_lvf.read.orders.ShuffledOrder`);
+    string columns as ``strings`` says (default: all of them).
 
     Each block is one :meth:`VideoWindows.take` of its windows (in an order the view is told,
     so that it fetches the frames of the next ones while it decodes): every distinct frame
@@ -137,10 +139,9 @@ def read_range(
     if stop <= start:
         return
     indices = np.arange(start, stop)
-    blocks = [indices[i : i + rows_per_block] for i in range(0, len(indices), rows_per_block)]
     if order is not None:
-        rng = np.random.default_rng(list(order))
-        blocks = [block[rng.permutation(len(block))] for block in blocks]
+        indices = ShuffledOrder(seed=order[0]).global_order(len(view), order[1])[start:stop]
+    blocks = [indices[i : i + rows_per_block] for i in range(0, len(indices), rows_per_block)]
     view.expect_order(np.concatenate(blocks))
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="hf_lvf-ray-read") as ahead:

@@ -19,12 +19,10 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     """Options of ``load_dataset("hf_lvf", ...)``; all take part in the cache key.
 
     Args:
-        window_length: frames per window (>= 1). The default, 1, is stated, not guessed:
-            each frame is its own sample (a dataset of frames, like an image folder). A video
-            model wants its clip length: ``window_length=16``.
-        frame_skip: frames skipped between two frames of a window (>= 0).
-        hop_size: frames between the starts of consecutive windows of a video (>= 1).
-        min_video_frames: videos with fewer frames yield no window.
+        window_length, frame_skip, hop_size, min_video_frames: how windows are cut: see
+            :class:`hf_lvf.WindowParams`, where each window option is documented.
+        short_videos, fps, windows_in, sampling: window options too: see
+            :class:`hf_lvf.WindowParams`.
         frame_size: ``(H, W)`` to resize every frame to; needed when videos differ in size.
         crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` keeps their aspect
             ratio: scales them to cover ``frame_size`` and cuts out the middle.
@@ -37,13 +35,8 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             decodes them at full size first.
         shard_windows: windows (with ``clips_per_video``: clips) per shard (streaming and
             cache generation); default: a power of two up to 64 shards a split, >= 8 each.
-        clips_per_video, clip_sampling, clip_seed, short_videos, fps: some windows of each
-            video per epoch, short videos padded, frames in seconds: see ``ClipConfig``.
-        windows_in: ``"spans"``: windows inside the spans of the videos' ``_metadata.json``
-            entries, each span cut as a video of its frames; samples gain ``span_idx`` and the
-            span's fields (``caption``...). ``"videos"`` (default): windows of whole videos.
-        sampling: ``"windows"`` or ``"every_frame"`` (LeRobot's one sample per frame, its
-            window ending there; streaming only), see :class:`hf_lvf.VideoWindows`.
+        clips_per_video, clip_sampling, clip_seed: some windows of each video per epoch:
+            see ``ClipConfig``.
         frame_fields, frame_offsets, delta_timestamps, tolerance_s: the per-frame fields
             samples carry (default: all of the root's; a map-style dataset's rows hold their
             values) and those read at offsets from a window's last frame: see

@@ -68,7 +68,9 @@ class WindowVideo:
     Args:
         array: the ``datasets.Array4D`` a decoded value has: shape
             ``(window_length, H, W, 3)``, dtype ``"uint8"``.
-        frame_skip: frames skipped between two frames of a window.
+        frame_skip, short_videos, fps: the window options the references were cut with: see
+            :class:`hf_lvf.WindowParams`; a reference's ``start_frame`` is a start in the
+            (virtual, with ``fps``) frames they count.
         roots: unused; read from features saved by hf_lvf before references named their
             roots (those references cannot be read: load the dataset again).
         crop: how frames of another size are brought to the array's ``(H, W)``
@@ -78,8 +80,6 @@ class WindowVideo:
         decode: decode to pixels when read; ``False`` gives the stored reference
             ``{"root": str, "root_id": int, "lance_version": int, "video_idx": int,
             "start_frame": int}`` (see :mod:`hf_lvf.hf.root_binding`).
-        short_videos, fps: the roots' windows are those of :class:`hf_lvf.WindowParams` with
-            these; a reference's ``start_frame`` is then a start in its (virtual) frames.
 
     Examples:
         >>> import datasets, hf_lvf

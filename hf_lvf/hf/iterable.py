@@ -39,7 +39,9 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from ..plan import check_integer
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
+from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
 from ..read import windows as _windows
+from ..read.orders import view_identity
 from ..read.windows import VideoWindows
 from .formatters import mark_windows
 from .internals import BaseExamplesIterable, make_key, shuffling_kwargs
@@ -111,6 +113,8 @@ class _PermutedWindows(BaseExamplesIterable):
         draws: tuple[int, ...] = (),
         clips: ClipSampling | None = None,
         clip_seed: int = 0,
+        split: tuple[int, int, int] | None = None,
+        identity: dict[str, Any] | None = None,
     ):
         super().__init__()
         # A leaf, no threads of its own: what datasets' interleaving asks of each source (a
@@ -123,6 +127,9 @@ class _PermutedWindows(BaseExamplesIterable):
         self.shard_ids = tuple(range(total_shards)) if shard_ids is None else tuple(shard_ids)
         self.draws = tuple(draws)
         self.clips, self.clip_seed = clips, clip_seed  # clips of each video per epoch
+        # (num_replicas, rank, batch size): the elastic split (hf_lvf.plan.elastic), shards then
+        # this rank's batches; None: shards are contiguous slices of the order.
+        self.split, self.identity = split, identity
         self._features = windows.features
 
     def _replace(self, **changes: Any) -> _PermutedWindows:
@@ -146,8 +153,26 @@ class _PermutedWindows(BaseExamplesIterable):
         return len(self.shard_ids)
 
     def _init_state_dict(self) -> dict:
+        if self.split is not None:
+            assert self.identity is not None
+            state = make_state(self.identity, kind="stream", epoch=0, position=0, total=self.total)
+            self._state_dict = {**state, "type": type(self).__name__}
+            return self._state_dict
         self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "type": type(self).__name__}
         return self._state_dict
+
+    def load_state_dict(self, state_dict: dict) -> dict:
+        if self.split is not None:
+            assert self.identity is not None
+            check_state(state_dict, self.identity, "the stream")
+        return super().load_state_dict(state_dict)
+
+    @property
+    def total(self) -> int:
+        """Windows of an epoch (the chosen clips with ``clips_per_video``)."""
+        if self.clips is None:
+            return len(self.windows)
+        return int(self.clips.counts(self.windows.plan.windows_per_video).sum())
 
     def shuffle_data_sources(self, generator: np.random.Generator) -> _PermutedWindows:
         """A new permutation (``shuffle=True``) and a new draw of random clips; the order stays
@@ -180,6 +205,9 @@ class _PermutedWindows(BaseExamplesIterable):
         return np.random.default_rng([self.seed, *self.draws]).permutation(n)
 
     def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+        if self.split is not None:
+            yield from self._iter_elastic()
+            return
         order = self.order()
         ranges = window_ranges(len(order), self.total_shards)
         state = self._state_dict
@@ -210,6 +238,161 @@ class _PermutedWindows(BaseExamplesIterable):
         finally:
             samples.close()
 
+    def _iter_elastic(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """This rank's windows of the global order from the state's position, its batch ``j``
+        (shard ``j``) read by the worker that holds shard ``j``: the DataLoader's worker of
+        batch ``j``."""
+        assert self.split is not None
+        replicas, rank, size = self.split
+        order = self.order()
+        state = self._state_dict
+        start = state["position"] if state else 0
+        mine = order[rank_positions(start, len(order), replicas, rank)]
+        batches = [j for j in sorted(self.shard_ids) if j * size < len(mine)]
+        indices = [mine[j * size : (j + 1) * size] for j in batches]
+        samples = self.windows.iter_samples(
+            np.concatenate([np.empty(0, np.int64), *indices]), batch_size=READ_BATCH
+        )
+        consumed = 0
+        try:
+            for j, batch in zip(batches, indices, strict=True):
+                for k in range(len(batch)):
+                    sample = next(samples)
+                    mark_windows((sample["video"],))
+                    consumed += 1
+                    if state:
+                        state["position"] = position_after(start, len(order), replicas, consumed)
+                    yield make_key(j, k), sample
+            if state:
+                state["position"] = len(order)  # this pass is over
+        finally:
+            samples.close()
+
+
+class WindowStream(datasets.IterableDataset):
+    """The ``datasets.IterableDataset`` of ``to_iterable_dataset(num_replicas=..., rank=...)``:
+    this rank's part of the epoch's global order (:mod:`hf_lvf.plan.elastic`), resumable
+    from a state of any number of ranks and workers.
+
+    Beside ``datasets``' own: ``shuffle(seed=...)`` is a full permutation of all windows per
+    epoch, the global order of that seed, not a shuffle buffer (a buffer would lose what it
+    holds at a resume); ``state_dict()`` is ``datasets``' form, its ``examples_iterable``
+    the position in the global order; ``load_state_dict`` takes that or the position alone
+    (``safe_dataloader``'s ``state_dict()``), refusing one of another order; and
+    :meth:`elastic_state` is the position after ``consumed`` windows the loop took.
+    """
+
+    def _windows_iterable(self) -> _PermutedWindows:
+        iterable = self._ex_iterable
+        assert isinstance(iterable, _PermutedWindows) and iterable.split is not None
+        return iterable
+
+    def _with(self, iterable: _PermutedWindows) -> WindowStream:
+        extra = shuffling_kwargs(iterable.seed) if _redraws(iterable) else {}
+        stream = WindowStream(
+            iterable,
+            info=self._info.copy(),
+            split=self._split,
+            formatting=self._formatting,
+            distributed=copy.deepcopy(self._distributed),
+            token_per_repo_id=self._token_per_repo_id,
+            **extra,
+        )
+        stream._starting_state_dict = self._starting_state_dict
+        stream.set_epoch(self.epoch)
+        return stream
+
+    def shuffle(
+        self,
+        seed: int | None = None,
+        generator: np.random.Generator | None = None,
+        buffer_size: int = 1000,
+    ) -> WindowStream:
+        """A full permutation of the windows each epoch, drawn from ``seed`` (or one number of
+        ``generator``): the same global order on every rank; ``buffer_size`` is not used."""
+        generator = np.random.default_rng(seed) if generator is None else copy.deepcopy(generator)
+        drawn = int(generator.integers(0, 2**63))
+        iterable = self._windows_iterable()
+        identity = {**(iterable.identity or {}), "shuffle": True, "seed": drawn}
+        return self._with(iterable._replace(shuffle=True, seed=drawn, identity=identity))
+
+    def with_loader_batch_size(self, batch_size: int) -> WindowStream:
+        """Tell the stream the DataLoader's batch size, so that its workers read the batches
+        the DataLoader takes from each (``safe_dataloader`` calls it). In place: the caller's
+        ``set_epoch`` still reaches the stream the loader holds."""
+        iterable = self._windows_iterable()
+        replicas, rank, size = iterable.split  # type: ignore[misc]
+        if batch_size != size:
+            self._ex_iterable = _elastic_iterable(iterable, replicas, rank, batch_size)
+        return self
+
+    def _start(self) -> int:
+        """Where this epoch's pass starts: the loaded position in its epoch, else 0."""
+        start = self._starting_state_dict
+        if start and start.get("epoch") == self.epoch:
+            return int(start["examples_iterable"]["position"])
+        return 0
+
+    def elastic_state(self, consumed: int) -> dict[str, Any]:
+        """The position in the global order once this rank took ``consumed`` windows of this
+        epoch's pass (every rank of one step returns the same)."""
+        iterable = self._windows_iterable()
+        replicas, rank, _ = iterable.split  # type: ignore[misc]
+        total = iterable.total
+        position = position_after(self._start(), total, replicas, consumed)
+        assert iterable.identity is not None
+        return make_state(
+            iterable.identity, kind="stream", epoch=self.epoch, position=position, total=total
+        )
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["examples_iterable"]["epoch"] = state["epoch"]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Go on from ``state_dict`` (``state_dict()``'s form or the position alone, saved by
+        any number of ranks and workers): its epoch, from the next window of the global order
+        no rank has read.
+
+        Raises:
+            ValueError: the state was saved over another root, other window parameters,
+                clip selection, shuffle or seed (the message names which).
+        """
+        inner = state_dict.get("examples_iterable", state_dict)
+        iterable = self._windows_iterable()
+        assert iterable.identity is not None
+        epoch, _ = check_state(inner, iterable.identity, "the stream")
+        self.set_epoch(epoch)
+        self._starting_state_dict = {"examples_iterable": dict(inner), "epoch": epoch}
+
+
+def _redraws(iterable: _PermutedWindows) -> bool:
+    return iterable.shuffle or bool(iterable.clips and iterable.clips.redraws)
+
+
+def _elastic_iterable(
+    iterable: _PermutedWindows, num_replicas: int, rank: int, batch_size: int
+) -> _PermutedWindows:
+    """``iterable`` split by :mod:`hf_lvf.plan.elastic`'s rule: its shards are rank
+    ``rank``'s batches of ``batch_size`` (as many as the epoch's first pass has)."""
+    count = rank_count(0, iterable.total, num_replicas, rank, False)
+    shards = max(1, -(-count // batch_size))
+    selection = "all"
+    if iterable.clips is not None:
+        clips = iterable.clips
+        selection = f"clips_per_video={clips.clips_per_video} mode={clips.mode}"
+        selection += f" clip_seed={iterable.clip_seed}"
+    identity = view_identity(
+        iterable.windows, selection=selection, shuffle=iterable.shuffle, seed=iterable.seed
+    )
+    return iterable._replace(
+        split=(num_replicas, rank, batch_size),
+        total_shards=shards,
+        shard_ids=tuple(range(shards)),
+        identity=identity,
+    )
+
 
 def to_iterable_dataset(
     windows: VideoWindows,
@@ -220,6 +403,9 @@ def to_iterable_dataset(
     clips_per_video: int | None = None,
     clip_sampling: ClipMode = "random",
     clip_seed: int = 0,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    batch_size: int | None = None,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` over ``windows``, with the same features.
 
@@ -229,6 +415,14 @@ def to_iterable_dataset(
     ``"uniform"``); shards are slices of that epoch's list (shuffled with ``shuffle``),
     of the same length every epoch, so workers, nodes and ``state_dict()`` resume see each
     chosen window once.
+
+    With ``num_replicas=`` and ``rank=`` (or ``batch_size=``), the stream is rank ``rank``'s
+    part of the epoch's global order (:mod:`hf_lvf.plan.elastic`): every ``num_replicas``-th
+    window from position ``rank``, its batches of ``batch_size`` (the DataLoader's; set by
+    ``safe_dataloader``, default 1) dealt to DataLoader workers as the DataLoader takes them,
+    and a :class:`WindowStream` whose state is the position in that order, which loads into
+    a stream of any number of ranks and workers. Do not split it again with
+    ``split_dataset_by_node`` (``num_shards`` is then not taken).
     """
     if not isinstance(shuffle, bool):
         raise ParameterTypeError(f"shuffle must be True or False, got {shuffle!r}")
@@ -261,7 +455,17 @@ def to_iterable_dataset(
     # datasets < 4.8 tells a dataset the epoch only if it is marked as shuffled.
     extra = shuffling_kwargs(seed) if shuffle or (clips and clips.redraws) else {}
     info = datasets.DatasetInfo(features=windows.features)
-    return datasets.IterableDataset(iterable, info=info, **extra)
+    if num_replicas is None and rank is None and batch_size is None:
+        return datasets.IterableDataset(iterable, info=info, **extra)
+    if (num_replicas is None) != (rank is None):
+        raise ParameterError("num_replicas= and rank= go together: give both or neither")
+    num_replicas = 1 if num_replicas is None else check_integer("num_replicas", num_replicas, 1)
+    rank = 0 if rank is None else check_integer("rank", rank, 0)
+    if rank >= num_replicas:
+        raise ParameterError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+    batch_size = 1 if batch_size is None else check_integer("batch_size", batch_size, 1)
+    iterable = _elastic_iterable(iterable, num_replicas, rank, batch_size)
+    return WindowStream(iterable, info=info, **extra)
 
 
 def clip_options(
@@ -290,4 +494,10 @@ def clip_options(
 # never imports it, so the front end installs itself there.
 _windows.install_iterable_front_end(to_iterable_dataset)
 
-__all__ = ["clip_options", "default_num_shards", "to_iterable_dataset", "window_ranges"]
+__all__ = [
+    "WindowStream",
+    "clip_options",
+    "default_num_shards",
+    "to_iterable_dataset",
+    "window_ranges",
+]

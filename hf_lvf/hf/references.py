@@ -94,7 +94,7 @@ def relocate_roots(
     Examples:
         >>> ds = datasets.load_from_disk("saved/")  # doctest: +SKIP
         >>> new = {"/old/disk/clips/train": "/new/disk/clips/train"}
-        >>> ds = hf_lvf.relocate_roots(ds, new)  # doctest: +SKIP
+        >>> ds = hf_lvf.write.relocate_roots(ds, new)  # doctest: +SKIP
     """
     if not isinstance(dataset, datasets.Dataset):
         raise ParameterTypeError(f"dataset must be a datasets.Dataset, got {dataset!r:.80}")

@@ -50,7 +50,7 @@ REFERENCE_TYPE = pa.struct(
 REOPEN_HINT = (
     "open it again with load_dataset (download_mode='force_redownload' if it keeps finding "
     "this cache); a saved dataset whose root was moved or copied unchanged elsewhere is "
-    "re-pointed with hf_lvf.relocate_roots(ds, {old: new})"
+    "re-pointed with hf_lvf.write.relocate_roots(ds, {old: new})"
 )
 
 

@@ -41,10 +41,7 @@ class ClipConfig:
             only. ``"uniform"``: the windows at ``floor(linspace(0, n - 1, k))``, a fixed set
             (map-style too). The rules of :class:`hf_lvf.ClipSampler`.
         clip_seed: seed of the random draws (>= 0).
-        short_videos: ``"pad"``: a video shorter than a window yields one window from
-            frame 0, frames past its last clamped to it; samples gain ``frame_is_pad``.
-        fps: count frames at ``fps`` per second, each video resampled from its own rate;
-            samples gain ``timestamps`` (see :class:`hf_lvf.WindowParams`).
+        short_videos, fps: window options: see :class:`hf_lvf.WindowParams`.
     """
 
     clips_per_video: int | None = None

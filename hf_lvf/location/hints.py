@@ -1,5 +1,5 @@
 """What to say when a path holds video files instead of a root: how many, and the call that
-converts them into one (``hf-lvf convert`` / ``hf_lvf.convert_videos``)."""
+converts them into one (``hf-lvf convert`` / ``hf_lvf.convert.convert_videos``)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def convert_call(source: str | os.PathLike[str]) -> str:
     dest = str(path.with_name(name + "_lvf")) if name else "videos_lvf"
     return (
         f"`hf-lvf convert {shlex.quote(source)} {shlex.quote(dest)}` or "
-        f"`hf_lvf.convert_videos({source!r}, {dest!r})`, then read {dest!r}"
+        f"`hf_lvf.convert.convert_videos({source!r}, {dest!r})`, then read {dest!r}"
     )
 
 

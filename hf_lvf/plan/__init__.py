@@ -242,26 +242,33 @@ def check_integer(name: str, value: object, minimum: int) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class WindowParams:
-    """How windows are cut from videos.
+    """How windows are cut from videos: the window options of :class:`hf_lvf.VideoWindows`,
+    ``load_dataset("hf_lvf", ...)`` (:class:`hf_lvf.HfLvfConfig`) and :class:`hf_lvf.WindowVideo`,
+    each documented here only.
 
     Args:
-        window_length: frames per window (>= 1).
+        window_length: frames per window (>= 1). The default, 1, is stated, not guessed:
+            each frame is its own sample (a dataset of frames, like an image folder). A video
+            model wants its clip length: ``window_length=16``.
         frame_skip: frames skipped between two frames of a window (>= 0);
             the stride is ``frame_skip + 1``.
         hop_size: frames between the starts of two windows of a video (>= 1).
         min_video_frames: videos shorter than this yield no window; ``None``
             keeps every video at least one window long.
         short_videos: ``"drop"`` (videos shorter than a window yield none) or ``"pad"``
-            (they yield one window from frame 0, frames past the last clamped to it).
+            (they yield one window from frame 0, frames past the last clamped to it; samples
+            gain ``frame_is_pad``).
         fps: count frames at this rate: each video read as if resampled from its own rate
-            (see :mod:`hf_lvf.plan`); ``None`` counts the stored frames.
+            (see :mod:`hf_lvf.plan`); samples gain ``timestamps``. ``None`` counts
+            the stored frames.
         windows_in: ``"videos"`` (windows of whole videos, the reference reader's numbering)
             or ``"spans"`` (windows inside the spans of ``_metadata.json``, each span cut as a
-            video of its frames would be: :mod:`hf_lvf.plan`).
+            video of its frames would be: :mod:`hf_lvf.plan`; samples gain ``span_idx``
+            and the span's fields, ``caption``...).
         sampling: ``"windows"`` (FORMAT.md's plan: windows start at ``0, hop_size, ...``) or
             ``"every_frame"`` (LeRobot's: one sample per frame, its window ending at that frame;
             frames before the video's first are clamped to it and marked in ``frame_is_pad``;
-            ``hop_size`` must be 1).
+            ``hop_size`` must be 1; with ``load_dataset``, streaming only).
     """
 
     window_length: int = 1

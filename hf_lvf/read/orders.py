@@ -34,6 +34,14 @@ import numpy as np
 from .. import frames
 from ..frames import FetchAhead, Fetched, FrameReader, read_ahead
 from ..plan import WindowPlan
+from ..plan.elastic import (
+    check_state,
+    make_state,
+    order_identity,
+    position_after,
+    rank_count,
+    rank_positions,
+)
 
 # Epochs a batch is looked for in, after the last one found (and the order's own, and 0):
 # a persistent DataLoader worker is not told the epoch, and epochs may be skipped.
@@ -63,23 +71,57 @@ class GivenOrder:
 
 @dataclass
 class ShuffledOrder:
-    """Every window once an epoch, in ``default_rng([seed, epoch]).permutation(n)``."""
+    """Every window once an epoch, in the global order ``default_rng([seed, epoch])
+    .permutation(n)``, this rank's part of it (:mod:`hf_lvf.plan.elastic`'s rule: positions
+    ``start + rank + k * num_replicas``, ``start`` only in epoch ``start_epoch``)."""
 
     seed: int
     epoch: int = 0
+    num_replicas: int = 1
+    rank: int = 0
+    start: int = 0
+    start_epoch: int = 0
+
+    def global_order(self, num_windows: int, epoch: int) -> np.ndarray:
+        return np.random.default_rng([self.seed, epoch]).permutation(num_windows)
+
+    def first(self, epoch: int) -> int:
+        return self.start if epoch == self.start_epoch else 0
 
     def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
-        return np.random.default_rng([self.seed, epoch]).permutation(len(plan))
+        order = self.global_order(len(plan), epoch)
+        return order[rank_positions(self.first(epoch), len(order), self.num_replicas, self.rank)]
+
+
+def view_identity(windows: Any, *, selection: str, shuffle: bool, seed: int) -> dict[str, Any]:
+    """:func:`hf_lvf.plan.elastic.order_identity` of a view: its root's identity is that of
+    the metadata file it was read from (else its location)."""
+    source = getattr(getattr(windows, "layout", None), "source", None)
+    root = getattr(source, "identity", None) or getattr(windows, "uri", "?")
+    return order_identity(
+        root=root,
+        window_params=windows.params,
+        windows_per_video=windows.plan.windows_per_video,
+        selection=selection,
+        shuffle=shuffle,
+        seed=seed,
+    )
 
 
 class EpochShuffle:
     """The sampler of ``safe_dataloader(windows, shuffle=True)``: a new permutation of all
     windows each epoch (:class:`ShuffledOrder`), the epoch counted up by each pass (or set
-    with :meth:`set_epoch`), the seed drawn from torch's generator as ``shuffle=True``'s is."""
+    with :meth:`set_epoch`), the seed drawn from torch's generator as ``shuffle=True``'s is
+    (or given), split across ``num_replicas`` ranks by :mod:`hf_lvf.plan.elastic`'s rule.
 
-    def __init__(self, order: ShuffledOrder, num_windows: int):
+    ``state_dict(consumed)`` is the position in the global order once this rank consumed
+    ``consumed`` windows of its pass (default: what the pass yielded); ``load_state_dict``
+    goes on from a state of any number of ranks."""
+
+    def __init__(self, order: ShuffledOrder, num_windows: int, identity: dict[str, Any]):
         self.order, self._num_windows = order, num_windows
-        self._started = False
+        self._identity = identity
+        self._started, self._consumed, self._ended = False, 0, False
 
     def set_epoch(self, epoch: int) -> None:
         self.order.epoch, self._started = epoch, False
@@ -87,15 +129,49 @@ class EpochShuffle:
     def __iter__(self) -> Iterator[int]:
         if self._started:
             self.order.epoch += 1
-        self._started = True
-        return iter(
-            np.random.default_rng([self.order.seed, self.order.epoch])
-            .permutation(self._num_windows)
-            .tolist()
-        )
+        if self._ended:
+            self.order.start = 0  # the resumed pass is over: another pass reads all
+        self._started, self._consumed, self._ended = True, 0, False
+        indices = self.order.epoch_order(_Count(self._num_windows), self.order.epoch).tolist()
+        for index in indices:
+            self._consumed += 1
+            yield index
+        self._ended = True
 
     def __len__(self) -> int:
-        return self._num_windows
+        o = self.order
+        return rank_count(o.first(o.epoch), self._num_windows, o.num_replicas, o.rank, False)
+
+    def state_dict(self, consumed: int | None = None) -> dict[str, Any]:
+        o = self.order
+        ended = consumed is None and self._ended
+        consumed = self._consumed if consumed is None else consumed
+        position = position_after(o.first(o.epoch), self._num_windows, o.num_replicas, consumed)
+        if ended:
+            position = self._num_windows
+        return make_state(
+            self._identity,
+            kind="shuffle",
+            epoch=o.epoch,
+            position=position,
+            total=self._num_windows,
+        )
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        epoch, position = check_state(state, self._identity, "safe_dataloader(shuffle=True)")
+        o = self.order
+        o.epoch, o.start_epoch, o.start = epoch, epoch, position
+        self._started, self._consumed, self._ended = False, 0, False
+
+
+@dataclass
+class _Count:
+    """What :meth:`ShuffledOrder.epoch_order` asks of a plan: its length."""
+
+    n: int
+
+    def __len__(self) -> int:
+        return self.n
 
 
 @dataclass
@@ -229,21 +305,32 @@ class OrderedReads:
         return order
 
 
-def shuffled_in_known_order(dataset: Any, loader_kwargs: dict[str, Any]) -> Any:
+def shuffled_in_known_order(
+    dataset: Any,
+    loader_kwargs: dict[str, Any],
+    *,
+    seed: int | None = None,
+    num_replicas: int = 1,
+    rank: int = 0,
+) -> Any:
     """For ``DataLoader(dataset, shuffle=True, **loader_kwargs)`` over a view (it has
     ``expect_order``) with no sampler of the caller's: a copy of the view that expects the
     order of the :class:`EpochShuffle` put in ``loader_kwargs`` instead of ``shuffle``
-    (its seed drawn from ``generator=`` or torch's default one, as ``shuffle=True``'s is).
-    Anything else comes back as it is."""
+    (its seed ``seed``, else drawn from ``generator=`` or torch's default one, as
+    ``shuffle=True``'s is), this rank's part of the global order. Anything else comes back
+    as it is."""
     kwargs = loader_kwargs
     taken = kwargs.get("sampler") is not None or kwargs.get("batch_sampler") is not None
     if kwargs.get("shuffle") is not True or taken or not hasattr(dataset, "expect_order"):
         return dataset
-    import torch
+    if seed is None:
+        import torch
 
-    seed = int(torch.empty((), dtype=torch.int64).random_(generator=kwargs.pop("generator", None)))
-    order = ShuffledOrder(seed=seed % 2**63)
-    kwargs["shuffle"], kwargs["sampler"] = False, EpochShuffle(order, len(dataset))
+        generator = kwargs.pop("generator", None)
+        seed = int(torch.empty((), dtype=torch.int64).random_(generator=generator)) % 2**63
+    order = ShuffledOrder(seed=seed, num_replicas=num_replicas, rank=rank)
+    identity = view_identity(dataset, selection="all", shuffle=True, seed=seed)
+    kwargs["shuffle"], kwargs["sampler"] = False, EpochShuffle(order, len(dataset), identity)
     view = copy.copy(dataset)
     view._ordered = dataset._ordered.fresh()
     view.expect_order(order)
@@ -264,4 +351,5 @@ __all__ = [
     "OrderedReads",
     "ShuffledOrder",
     "shuffled_in_known_order",
+    "view_identity",
 ]

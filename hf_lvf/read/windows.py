@@ -90,12 +90,10 @@ class VideoWindows:
     Args:
         uri: the root: a local folder, ``hf://datasets/org/repo[/sub]`` or an
             object-store URL lance understands.
-        window_length: frames per window.
-        frame_skip: frames skipped between two frames of a window.
-        hop_size: frames between the starts of consecutive windows of a video.
-        min_video_frames: videos with fewer frames yield no window.
-        short_videos, fps, windows_in, sampling: see ``WindowParams`` (padding, frame rates,
-            span windows, one window ending at every frame as LeRobot samples).
+        window_length, frame_skip, hop_size, min_video_frames: how windows are cut: see
+            :class:`hf_lvf.WindowParams`, where each window option is documented.
+        short_videos, fps, windows_in, sampling: window options too: see
+            :class:`hf_lvf.WindowParams`.
         frame_size: ``(H, W)`` to resize every frame to on decode; needed when the
             videos that yield windows differ in size.
         crop: ``"none"`` stretches frames to ``frame_size``; ``"center"`` scales them,

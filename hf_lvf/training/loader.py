@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError, ParameterError
+from ..errors import MissingDependencyError, ParameterError, UsageError
 from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
+from ..plan.clips import check_int
 from ..processes import check_main_guard
 from ..read.orders import shuffled_in_known_order
 
@@ -55,6 +56,9 @@ def safe_dataloader(
     num_workers: int = 2,
     multiprocessing_context: str = "forkserver",
     persistent_workers: bool | None = None,
+    seed: int | None = None,
+    num_replicas: int | None = None,
+    rank: int | None = None,
     **kwargs: Any,
 ) -> Any:
     """A ``torch.utils.data.DataLoader`` over ``dataset`` that is safe with Lance.
@@ -73,13 +77,22 @@ def safe_dataloader(
         multiprocessing_context: start method of the workers; ``"forkserver"`` or
             ``"spawn"`` (``"fork"`` is refused: it is what this helper avoids).
         persistent_workers: keep workers across epochs; default ``num_workers > 0``.
+        seed: with ``shuffle=True``, the seed of the permutations (default: drawn from
+            ``generator=`` or torch's, as ``shuffle=True``'s is); give it on every rank.
+        num_replicas, rank: with ``shuffle=True``, read rank ``rank``'s part of the global
+            order (:mod:`hf_lvf.plan.elastic`): every ``num_replicas``-th window from
+            position ``rank`` (default 1 and 0: all windows).
         **kwargs: passed on to ``DataLoader`` (``shuffle``, ``collate_fn``, ``timeout``...).
             Without a ``collate_fn``, batches are collated by PyTorch's default, which stacks
             the read-only windows of sequential reads into new tensors; its warning that
             they are not writable (harmless there) is not shown.
 
     Returns:
-        The ``DataLoader``.
+        The ``DataLoader``, with ``state_dict()`` and ``load_state_dict(state)`` where its
+        order is known (``shuffle=True``, a :class:`~hf_lvf.ClipSampler`, a stream of
+        ``to_iterable_dataset(num_replicas=...)``): the position in the global order after
+        the batches the loop took (not those the workers read ahead), which loads into a
+        loader of any number of ranks and workers. Load it before the first iteration.
 
     Raises:
         ImportError: torch is not installed.
@@ -97,7 +110,7 @@ def safe_dataloader(
         ... )
     """
     try:
-        from torch.utils.data import DataLoader
+        import torch.utils.data  # noqa: F401
     except ImportError as err:
         raise MissingDependencyError(
             "safe_dataloader needs PyTorch: pip install 'hf-lvf[torch]' (or any torch build)"
@@ -111,16 +124,41 @@ def safe_dataloader(
         )
     if batch_size is not None or kwargs.get("batch_sampler") is not None:
         kwargs.setdefault("collate_fn", quiet_default_collate)
-    dataset = shuffled_in_known_order(dataset, kwargs)  # read ahead of its shuffle (orders.py)
+    if seed is not None:
+        check_int("seed", seed, 0)
+    if (num_replicas is None) != (rank is None):
+        raise ParameterError("num_replicas= and rank= go together: give both or neither")
+    num_replicas = 1 if num_replicas is None else check_int("num_replicas", num_replicas, 1)
+    rank = 0 if rank is None else check_int("rank", rank, 0)
+    if rank >= num_replicas:
+        raise ParameterError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+    elastic = (seed, num_replicas) != (None, 1)
+    if elastic and kwargs.get("shuffle") is not True:
+        raise ParameterError(
+            "seed=, num_replicas= and rank= are of safe_dataloader(shuffle=True); pass them to "
+            "ClipSampler or to_iterable_dataset otherwise"
+        )
+    # read ahead of its shuffle (orders.py)
+    dataset = shuffled_in_known_order(
+        dataset, kwargs, seed=seed, num_replicas=num_replicas, rank=rank
+    )
+    if kwargs.get("shuffle") is True and elastic:
+        raise ParameterError(
+            "safe_dataloader(shuffle=True, num_replicas=...) needs a hf_lvf.VideoWindows, got "
+            f"{type(dataset).__name__}"
+        )
+    if batch_size is not None and hasattr(dataset, "with_loader_batch_size"):
+        dataset = dataset.with_loader_batch_size(batch_size)  # its workers' share of batches
+    loader_class = _resumable_loader_class()
     if num_workers == 0:
-        return DataLoader(dataset, batch_size=batch_size, num_workers=0, **kwargs)
+        return loader_class(dataset, batch_size=batch_size, num_workers=0, **kwargs)
     check_main_guard("safe_dataloader")
     _carried_functions(kwargs)
     if multiprocessing_context == "forkserver":
         _preload_forkserver()
     if persistent_workers is None:
         persistent_workers = True
-    loader = DataLoader(
+    loader = loader_class(
         _carried(dataset),
         batch_size=batch_size,
         num_workers=num_workers,
@@ -134,6 +172,61 @@ def safe_dataloader(
         atexit.register(_shut_down_persistent_workers)
         _persistent.add(loader)
     return loader
+
+
+@functools.cache
+def _resumable_loader_class() -> type:
+    """``DataLoader`` with ``state_dict()``/``load_state_dict()`` of the position in the global
+    order, counted from the batches its iterator handed to the loop (Mosaic's
+    ``StreamingDataLoader`` counts them so too): what workers read ahead is not consumed."""
+    from torch.utils.data import DataLoader
+
+    class ResumableDataLoader(DataLoader):
+        _taken = 0  # batches of the current pass handed to the loop
+        _started = _ended = False
+
+        def __iter__(self) -> Any:
+            self._taken, self._started, self._ended = 0, True, False
+            for batch in super().__iter__():
+                self._taken += 1
+                yield batch
+            self._ended = True
+
+        def _source(self) -> Any:
+            """What holds the order: a sampler of hf_lvf's (``ClipSampler``, the shuffle of
+            ``shuffle=True``), else a stream that has ``elastic_state``."""
+            sampler = getattr(self, "sampler", None)
+            if callable(getattr(sampler, "load_state_dict", None)):
+                return sampler
+            if callable(getattr(self.dataset, "elastic_state", None)):
+                return self.dataset
+            raise UsageError(
+                "this loader's order is not known, so it has no resume state: use "
+                "shuffle=True, a hf_lvf.ClipSampler, or to_iterable_dataset(num_replicas=...)"
+            )
+
+        def state_dict(self) -> dict[str, Any]:
+            """The position in the global order after the batches the loop took."""
+            source = self._source()
+            consumed = self._taken * (self.batch_size or 1)  # a short last batch as a full one
+            if self._ended:  # this rank's pass is over: the state is the epoch's end
+                consumed = 2**62
+            if hasattr(source, "elastic_state"):
+                return source.elastic_state(consumed)
+            return source.state_dict(consumed)
+
+        def load_state_dict(self, state: dict[str, Any]) -> None:
+            """Go on from ``state`` (saved by a loader of any number of ranks and workers)."""
+            source = self._source()
+            if source is self.dataset and self.num_workers and self._started:
+                raise UsageError(
+                    "load_state_dict after the workers started: their dataset is a copy; "
+                    "load the state into a new loader before iterating it"
+                )
+            source.load_state_dict(state)
+            self._taken, self._ended = 0, False
+
+    return ResumableDataLoader
 
 
 # What every worker of a safe_dataloader imports, whatever its dataset: imported once by the

@@ -5,7 +5,11 @@ then weighs what a 6-second one does), and evaluated on clips spread evenly over
 video. :class:`ClipSampler` yields those window indices for
 ``DataLoader(windows, sampler=..., batch_size=...)``: the ``DataLoader`` hands each
 batch of them to ``VideoWindows.__getitems__``, one Lance read a batch. The rules are
-:class:`hf_lvf.plan.clips.ClipSampling`'s; the split across ranks is ``DistributedSampler``'s.
+:class:`hf_lvf.plan.clips.ClipSampling`'s; the split across ranks is
+:mod:`hf_lvf.plan.elastic`'s: one global order of the epoch, rank ``r`` of ``R`` taking
+every ``R``-th window of it from position ``r``, so that the windows of global batch ``b``
+are the same for any number of ranks; ``state_dict()`` is the position in that order, which
+loads into a sampler of any number of ranks.
 
 It needs no torch to exist; it reads the world size and rank from
 ``torch.distributed`` only when torch is already imported and a process group is
@@ -22,7 +26,9 @@ import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 from ..plan import WindowPlan
-from ..plan.clips import ClipMode, ClipSampling, check_int, replica_indices, replica_length
+from ..plan.clips import ClipMode, ClipSampling, check_int
+from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
+from ..read.orders import view_identity
 
 
 def _distributed_world() -> tuple[int, int] | None:
@@ -45,7 +51,9 @@ def _check_bool(name: str, value: object) -> bool:
 @dataclass
 class _ClipOrder:
     """A sampler's windows of each epoch, from its options alone: the order a view is told
-    (``VideoWindows.expect_order``), so that its DataLoader workers read ahead of it."""
+    (``VideoWindows.expect_order``), so that its DataLoader workers read ahead of it. This
+    rank's part of the global order (:mod:`hf_lvf.plan.elastic`), from position ``start`` in
+    epoch ``start_epoch`` (a resumed one), from 0 in any other."""
 
     sampling: ClipSampling
     seed: int
@@ -54,15 +62,31 @@ class _ClipOrder:
     rank: int
     drop_last: bool
     epoch: int = 0
+    start: int = 0
+    start_epoch: int = 0
 
     def chosen(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed, epoch])  # the draw first, then the order
         chosen = self.sampling.select(plan, rng=rng)
         return chosen[rng.permutation(len(chosen))] if self.shuffle else chosen
 
+    def first(self, epoch: int) -> int:
+        return self.start if epoch == self.start_epoch else 0
+
+    def stop(self, first: int, total: int) -> int:
+        """End of the positions read: the epoch's, or with ``drop_last`` the last one every
+        rank has a window of."""
+        return (
+            first + (total - first) // self.num_replicas * self.num_replicas
+            if self.drop_last
+            else total
+        )
+
     def epoch_order(self, plan: WindowPlan, epoch: int) -> np.ndarray:
         chosen = self.chosen(plan, epoch)
-        return replica_indices(chosen, self.num_replicas, self.rank, self.drop_last)
+        first = self.first(epoch)
+        stop = self.stop(first, len(chosen))
+        return chosen[rank_positions(first, stop, self.num_replicas, self.rank)]
 
 
 class ClipSampler:
@@ -79,13 +103,15 @@ class ClipSampler:
         seed: seed of the draws and of the shuffle (>= 0).
         shuffle: permute the epoch's windows (from ``(seed, epoch)``); otherwise they come
             video by video, ascending within a video.
-        num_replicas: ranks the epoch is split across, as ``DistributedSampler`` splits:
-            every rank draws the same selection, pads it by repeating from its start to a
-            multiple of ``num_replicas`` (or drops the tail with ``drop_last``) and takes
-            every ``num_replicas``-th window from position ``rank``. Default: the world
-            size of an initialised ``torch.distributed``, else 1.
+        num_replicas: ranks the epoch is split across: every rank draws the same selection
+            in the same order (the global order) and takes every ``num_replicas``-th window
+            of it from position ``rank`` (from the resumed position after
+            :meth:`load_state_dict`). Nothing is padded or repeated: every window once an
+            epoch, the last global batch may leave ranks one window short. Default: the
+            world size of an initialised ``torch.distributed``, else 1.
         rank: this process's rank (default: ``torch.distributed``'s, else 0).
-        drop_last: drop the tail instead of padding.
+        drop_last: drop the tail that would leave ranks one window short, so that all read
+            as many.
 
     The sampler tells ``windows`` its order (``VideoWindows.expect_order``): a DataLoader
     over them fetches the frames of the coming batches while one decodes, in every worker.
@@ -149,6 +175,9 @@ class ClipSampler:
         self.rank = rank
         self.epoch = 0
         self._total = int(self._sampling.counts(plan.windows_per_video).sum())
+        self._consumed, self._ended = 0, False  # windows the current pass yielded; over
+        selection = f"clips_per_video={self.clips_per_video} mode={mode}"
+        self._identity = view_identity(windows, selection=selection, shuffle=shuffle, seed=seed)
         self._order = _ClipOrder(
             self._sampling, self.seed, self.shuffle, self.num_replicas, rank, self.drop_last
         )
@@ -172,11 +201,49 @@ class ClipSampler:
         return self._order.chosen(self._plan, self.epoch)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._order.epoch_order(self._plan, self.epoch).tolist())
+        order = self._order
+        if self._ended:
+            order.start = 0  # the resumed pass is over: another pass of its epoch reads all
+        self._consumed, self._ended = 0, False
+        for index in order.epoch_order(self._plan, self.epoch).tolist():
+            self._consumed += 1
+            yield index
+        self._ended = True
 
     def __len__(self) -> int:
-        """Windows this rank reads per epoch (the same every epoch)."""
-        return replica_length(self._total, self.num_replicas, self.drop_last)
+        """Windows this rank reads this epoch (from the resumed position in a resumed one)."""
+        first = self._order.first(self.epoch)
+        stop = self._order.stop(first, self._total)
+        return rank_count(first, stop, self.num_replicas, self.rank, False)
+
+    def state_dict(self, consumed: int | None = None) -> dict:
+        """The position in this epoch's global order once this rank consumed ``consumed``
+        windows of its pass, a short last batch counted as full (default: what the pass
+        yielded, exact for a DataLoader without workers; ``safe_dataloader``'s
+        ``state_dict()`` counts the batches the loop took instead),
+        with the epoch and what fixes the order. Every rank of one step returns the same."""
+        first = self._order.first(self.epoch)
+        stop = self._order.stop(first, self._total)
+        ended = consumed is None and self._ended
+        consumed = self._consumed if consumed is None else check_int("consumed", consumed, 0)
+        position = position_after(first, stop, self.num_replicas, consumed)
+        if position >= stop or ended:
+            position = self._total
+        return make_state(
+            self._identity, kind="clips", epoch=self.epoch, position=position, total=self._total
+        )
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go on from ``state`` (of a sampler of any ``num_replicas``): its epoch, from the
+        next window of the global order no rank has read.
+
+        Raises:
+            ValueError: the state was saved over another root, other window parameters,
+                another clip selection, shuffle or seed (the message names which).
+        """
+        epoch, position = check_state(state, self._identity, "ClipSampler")
+        self.epoch = self._order.epoch = self._order.start_epoch = epoch
+        self._order.start, self._consumed, self._ended = position, 0, False
 
     def __repr__(self) -> str:
         return (

@@ -67,7 +67,7 @@ def add_frame_columns(
               the first's names, dtypes and shapes.
 
             A dotted name (``"observation.state"``) becomes the child ``state`` of a struct
-            column ``observation`` (FORMAT.md), as in :func:`~hf_lvf.write_frames`.
+            column ``observation`` (FORMAT.md), as in :func:`~hf_lvf.write.write_frames`.
         storage_options: for a root on an object store, lance's options (credentials).
 
     Returns:

@@ -1,4 +1,5 @@
-"""What one video given to :func:`~hf_lvf.write_frames` is, checked before its frames are written.
+"""What one video given to :func:`.writer.write_frames` is, checked before its frames are
+written.
 
 A video is ``(key, frames, metadata)`` (the original form), or a mapping with the keys
 ``key`` and ``frames`` and, optionally, ``metadata``, ``frame_fields`` and ``spans``:
