@@ -222,7 +222,7 @@ class WindowVideo:
             raise UsageError("decode_example on a WindowVideo(decode=False) feature")
         stamp, video_idx, start_frame = self._resolve(value)
         view = self._view(stamp)
-        pixels = view._read_ahead(window_index(view, video_idx, start_frame))  # and the next
+        pixels = view.read_ahead(window_index(view, video_idx, start_frame))  # and the next
         _remember(pixels, (stamp, self._params(), self._size(), video_idx, start_frame))
         return pixels
 
