@@ -51,7 +51,7 @@ def run_way(way: str, root: str, rounds: int) -> dict:
     import multiprocess
 
     import hf_lvf  # noqa: F401  (registers the builder)
-    from hf_lvf.frames import forks
+    from hf_lvf import processes
 
     if way == "spawn":
         multiprocess.set_start_method("spawn", force=True)
@@ -64,7 +64,7 @@ def run_way(way: str, root: str, rounds: int) -> dict:
         times, means = [], None
         for _ in range(rounds):
             if way == "fork-reopen":
-                forks._lance_opened_by_pid = None  # switch off the check: children re-open
+                processes._lance_opened_by_pid = None  # switch off the check: children re-open
             started = time.perf_counter()
             out = ds.map(
                 _mean,

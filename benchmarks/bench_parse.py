@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 
-from hf_lvf.layout.parse import _Entry, parse_metadata
+from hf_lvf.layout.table import _Entry, parse_metadata
 
 
 def _metadata(path: Path, num_videos: int) -> bytes:

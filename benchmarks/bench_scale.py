@@ -415,7 +415,7 @@ def child_open_elsewhere(args) -> dict:
     out = child_open(args)
     started = time.perf_counter()
     from hf_lvf import VideoWindows
-    from hf_lvf.layout import cache
+    from hf_lvf.layout import table as cache
 
     cache._OPEN.clear()
     VideoWindows(args.root, **WINDOW)

@@ -23,16 +23,15 @@ from .errors import FrameDecodeError, LVFError, ParameterError, RootNotFoundErro
 
 if TYPE_CHECKING:  # for type checkers and the API reference; the same as _HOMES (a test checks)
     from .card import build_card
+    from .card.describe import describe
+    from .card.preview import save_window
     from .decode import DEFAULT_QUALITY
-    from .frames import ReadAheadBudget
+    from .frames import FrameField, ReadAheadBudget
     from .hf.builder import HfLvfConfig
     from .hf.feature import WindowVideo
     from .layout import MISSING_VALUES, VideoInfo, read_layout
-    from .layout.frame_fields import FrameField
     from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
-    from .read.describe import describe
-    from .read.show import save_window
     from .read.windows import VideoWindows
     from .training.loader import safe_dataloader
     from .training.sampler import ClipSampler
@@ -44,10 +43,10 @@ _HOMES: dict[str, str | None] = {
     # reading windows
     "VideoWindows": "read.windows",
     "WindowParams": "plan",
-    "FrameField": "layout.frame_fields",
+    "FrameField": "frames",
     "ReadAheadBudget": "frames",
-    "describe": "read.describe",
-    "save_window": "read.show",
+    "describe": "card.describe",
+    "save_window": "card.preview",
     "read_layout": "layout",
     "VideoInfo": "layout",
     "MISSING_VALUES": "layout",

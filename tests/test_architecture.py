@@ -16,16 +16,16 @@ LONG_MODULE = 800  # lines: a module this long is pointed out, never refused
 # Bottom to top, by package: the folders of hf_lvf/ are the layers. A module may import
 # modules of its own layer or below, never above (deferred imports too).
 LAYERS = (
-    ("errors", "_version"),  # the exception tree
+    ("errors", "_version", "processes"),  # the exception tree; worker-process safety
     ("plan",),  # pure numpy: parameters -> which frames make which sample
     ("location",),  # where a root lives: local, hf://, object stores
     ("layout",),  # _metadata.json <-> the video table
-    ("frames", "decode"),  # Lance rows (the only `import lance`); bytes -> pixels
+    ("frames", "decode"),  # reads of the frame table (Lance rows); bytes -> pixels
     ("read",),  # the reading core: VideoWindows and what it builds on
     ("hf",),  # the datasets front ends
     ("training",),  # the PyTorch helpers
     ("engines",),  # other engines' front ends: Ray
-    ("write",),  # writing and growing roots
+    ("write",),  # writing and growing roots (the only Lance writes)
     ("convert",),  # video files and other datasets -> roots
     ("card",),  # dataset cards
     ("publish",),  # pushing to the Hub
@@ -35,7 +35,7 @@ LAYERS = (
 MAX_TOP_LEVEL_MODULES = 10  # beside __init__, _version and the packages
 # Where each outside system may be imported (top-level package name -> modules).
 SYSTEMS = {
-    "lance": {"frames", "frames.tables"},  # reading; writing and growing tables
+    "lance": {"frames", "write.frame_table"},  # reading; writing and growing tables
     "imagecodecs": {"decode.pixels"},
     "av": {"convert.decoding", "convert.pool"},
 }
@@ -195,6 +195,17 @@ def test_long_modules_are_pointed_out():
     }
     if long:
         warnings.warn(f"modules longer than {LONG_MODULE} lines: {long}", stacklevel=1)
+
+
+def test_no_two_modules_share_a_file_name():
+    # A file name says a concept: two modules of one name (spans.py in three packages once)
+    # make a reader ask which is meant. Packages (__init__.py) and __main__.py aside.
+    by_name: dict[str, list[str]] = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        if p.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(p.name, []).append(str(p.relative_to(PACKAGE)))
+    shared = {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    assert not shared, f"modules sharing a file name: {shared}"
 
 
 def test_the_top_level_shows_the_layers():

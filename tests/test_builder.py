@@ -200,13 +200,13 @@ def test_builder_reads_no_lance_in_this_process(data_dir):
     # Load in both modes and look at the datasets; no frame is read, so Lance stays closed.
     out = run_script(
         f"""
-        import json, datasets, hf_lvf, hf_lvf.frames as frames
+        import json, datasets, hf_lvf, hf_lvf.processes as processes
         data_dir = {str(data_dir)!r}
         m = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2)
         s = datasets.load_dataset("hf_lvf", data_dir=data_dir, window_length=2, streaming=True)
         sizes = {{k: len(v) for k, v in m.items()}}
         shards = {{k: v.num_shards for k, v in s.items()}}
-        print(json.dumps([frames.forks._lance_opened_by_pid, sizes, shards]))
+        print(json.dumps([processes._lance_opened_by_pid, sizes, shards]))
         """,
         HF_DATASETS_CACHE=str(data_dir.parent / "cache-no-lance"),
     )

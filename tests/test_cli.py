@@ -21,7 +21,7 @@ from hub_server import HubServer
 from PIL import Image
 
 from hf_lvf import VideoWindows, __version__
-from hf_lvf.read.show import SHEET_COLUMNS
+from hf_lvf.card.preview import SHEET_COLUMNS
 
 COMMANDS = ("info", "show", "convert", "merge", "add-proxy", "card", "push", "demo")
 

@@ -162,7 +162,7 @@ def test_any_executor_gives_the_same_root(tmp_path: Path) -> None:
 
 
 def test_commit_fragments_keeps_their_order_and_drops_strays(tmp_path: Path) -> None:
-    from hf_lvf.frames import commit_fragments, write_fragments
+    from hf_lvf.write.frame_table import commit_fragments, write_fragments
     from hf_lvf.write.writer import frame_batches, frame_encoder
 
     def fragments(video_id: int, num_frames: int) -> list:

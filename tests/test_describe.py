@@ -15,8 +15,8 @@ from hub_server import HubServer
 
 import hf_lvf
 from hf_lvf import RootNotFoundError, VideoWindows, describe
+from hf_lvf.card.describe import format_description
 from hf_lvf.errors import LayoutError
-from hf_lvf.read.describe import format_description
 
 
 def _metadata(root: Path) -> dict:

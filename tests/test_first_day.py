@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import hf_lvf
+from hf_lvf.card.describe import format_description
 from hf_lvf.cli.commands import in_flags
-from hf_lvf.read.describe import format_description
 from hf_lvf.write.synthetic import write_synthetic_root
 
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from hf_lvf.errors import LayoutError
-from hf_lvf.layout.frame_fields import (
+from hf_lvf.frames import (
     field_values,
     frame_columns,
     frame_fields,

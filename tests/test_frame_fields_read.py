@@ -311,7 +311,7 @@ def test_features_leave_the_process_free_of_lance(root, tmp_path):
     path, _ = root
     code = (
         "import hf_lvf, sys\n"
-        "from hf_lvf.frames import fork_is_unsafe\n"
+        "from hf_lvf.processes import fork_is_unsafe\n"
         f"w = hf_lvf.VideoWindows({str(path)!r}, window_length=2)\n"
         "assert str(w.features['action']).startswith('Array2D'), w.features\n"
         "print(fork_is_unsafe(), 'lance' in sys.modules)\n"

@@ -9,14 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hf_lvf.frames import (
-    FRAME_SCHEMA,
+from hf_lvf.frames import FRAME_SCHEMA, columns_schema, frame_columns
+from hf_lvf.write.frame_table import (
     commit_fragments,
     frame_table_schema,
     write_fragments,
     write_frame_table,
 )
-from hf_lvf.layout.frame_fields import columns_schema, frame_columns
 
 
 def _batches(video_id: int, num_frames: int, action: np.ndarray, schema: pa.Schema):

@@ -281,7 +281,7 @@ def test_azure_storage_use_emulator_reaches_azurite_as_lance_does(azurite, monke
     ],
 )
 def test_an_azure_endpoint_as_lance_takes_it_is_where_pyarrow_goes(endpoint, blob, dfs, scheme):
-    from hf_lvf.location.store_options import AZURITE_KEY, store_filesystem
+    from hf_lvf.location.paths import AZURITE_KEY, store_filesystem
 
     options = {"azure_storage_account_name": "acct", "azure_storage_account_key": AZURITE_KEY}
     if endpoint:

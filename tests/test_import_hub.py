@@ -15,8 +15,8 @@ from _lerobot import write_lerobot
 from _videos import write_video
 
 from hf_lvf import build_card, describe
+from hf_lvf.card.describe import format_description
 from hf_lvf.convert import convert_videos
-from hf_lvf.read.describe import format_description
 
 pytestmark = pytest.mark.hub
 

@@ -47,7 +47,7 @@ def test_import_hf_lvf_imports_no_heavy_library():
     [
         ("hf_lvf.cli", "hf_lvf.cli.args"),  # the command line, before a command runs
         ("hf_lvf.convert.pool", "hf_lvf.convert"),  # what a conversion worker imports
-        ("hf_lvf.read.describe", "hf_lvf.read.show"),  # hf-lvf info, hf-lvf show
+        ("hf_lvf.card.describe", "hf_lvf.card.preview"),  # hf-lvf info, hf-lvf show
     ],
 )
 def test_commands_and_conversion_workers_do_without_datasets(modules):

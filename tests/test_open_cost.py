@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 FRAMES = 8
 # The video table's bars at 1M videos (issue 44): a first open peaks at most +500 MB.
 PEAK_PER_MILLION = 500e6
-# What does not grow with the root: the records of one chunk of entries (hf_lvf.layout.parse).
+# What does not grow with the root: the records of one chunk of entries (hf_lvf.layout.table).
 PEAK_FIXED = 40e6
 VIDEOS = 200_000
 
@@ -140,7 +140,7 @@ def test_entries_cut_where_a_string_holds_the_separator(monkeypatch):
     """The list is decoded in pieces cut where ``}, {`` follows a point; a cut inside a string
     or a nested value makes a piece that is no JSON list, and the list is then split entry by
     entry: the table is the same either way."""
-    from hf_lvf.layout import parse
+    from hf_lvf.layout import table as parse
 
     videos = [
         {"T": 2, "H": 4, "W": 4, "start_row": 2 * i, "path": f"a}}, {{b{i}", "metadata": {"x": i}}

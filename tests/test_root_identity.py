@@ -26,8 +26,8 @@ from _roots import make_frames
 import hf_lvf
 from hf_lvf import VideoWindows, WindowVideo
 from hf_lvf.errors import LayoutError
-from hf_lvf.layout import cache as table_cache
-from hf_lvf.location import digests, files, forget_digests
+from hf_lvf.layout import table as table_cache
+from hf_lvf.location import files, forget_digests
 from hf_lvf.write import write_frames
 
 PARAMS = dict(window_length=4, hop_size=4)
@@ -187,7 +187,7 @@ def _rewrite_one_label(root: Path) -> None:
 @pytest.mark.parametrize("remembered", [False, True])
 def test_a_rewrite_at_the_same_size_and_mtime_is_refused(tmp_path, monkeypatch, remembered):
     if remembered:  # the digest of the old state is remembered (its times are old enough)
-        monkeypatch.setattr(digests, "RACY_NS", 0)
+        monkeypatch.setattr(files, "RACY_NS", 0)
     root = _root(tmp_path / "root")
     ds = _load(root)
     ds.save_to_disk(str(tmp_path / "saved"))
@@ -206,7 +206,7 @@ def test_a_rewrite_at_the_same_size_and_mtime_is_refused(tmp_path, monkeypatch, 
 
 
 def test_a_digest_is_hashed_again_only_for_a_new_stat_state(tmp_path, monkeypatch):
-    monkeypatch.setattr(digests, "RACY_NS", 0)  # the root's times count as old enough
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the root's times count as old enough
     root = _root(tmp_path / "root")
     VideoWindows(root, **PARAMS)
     path = str(root / "_metadata.json")
@@ -232,7 +232,7 @@ def test_a_file_written_just_now_is_not_remembered(tmp_path):
     (root / "_metadata.json").write_bytes((root / "_metadata.json").read_bytes())
     path = str(root / "_metadata.json")
     data, digest = files.read_with_digest(path)
-    assert digest.result() == digests.content_digest(data, digests._table_marker(path))
+    assert digest.result() == files.content_digest(data, files._table_marker(path))
     assert files.remembered_digest(str(root / "_metadata.json")) is None
 
 
@@ -287,7 +287,7 @@ def test_a_table_source_of_the_older_identity_reads_or_says_open_again(tmp_path,
 
 
 def test_another_machine_maps_the_table_instead_of_parsing(tmp_path, monkeypatch):
-    monkeypatch.setattr(digests, "RACY_NS", 0)  # the root's times count as old enough
+    monkeypatch.setattr(files, "RACY_NS", 0)  # the root's times count as old enough
     root = _root(tmp_path / "root")
     assert VideoWindows(root, **PARAMS)[3]["label"] == 11
     _new_process()

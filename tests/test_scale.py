@@ -23,8 +23,8 @@ from PIL import Image
 
 import hf_lvf
 from hf_lvf.errors import LayoutError
-from hf_lvf.layout import cache as table_cache
 from hf_lvf.layout import read_layout
+from hf_lvf.layout import table as table_cache
 
 FRAMES = 8
 _SCHEMA = pa.schema([("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.binary())])

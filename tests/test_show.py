@@ -11,7 +11,7 @@ from PIL import Image
 
 import hf_lvf
 from hf_lvf import VideoWindows, save_window
-from hf_lvf.read.show import (
+from hf_lvf.card.preview import (
     CAPTION_HEIGHT,
     DEFAULT_FRAME_MS,
     SHEET_COLUMNS,

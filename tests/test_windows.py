@@ -494,7 +494,7 @@ def test_reads_from_many_threads_at_once(roots, monkeypatch):
             return np.stack([s["video"] for s in w.iter_samples(order, batch_size=1)])
         if k % 3 == 1:
             return np.stack([w.take(order[lo : lo + 3])[0]["video"] for lo in range(len(order))])
-        return np.stack([w._read_ahead(int(i)) for i in order])  # map-style rows, one by one
+        return np.stack([w.read_ahead(int(i)) for i in order])  # map-style rows, one by one
 
     for _ in range(3):
         with ThreadPoolExecutor(6) as pool:

@@ -460,7 +460,7 @@ def test_converting_into_a_root_with_other_fields_is_refused_before_any_work(tmp
 
 
 def test_columns_committed_by_a_writer_killed_before_publishing_are_set_aside(tmp_path):
-    from hf_lvf.frames import commit_columns, write_columns
+    from hf_lvf.write.frame_table import commit_columns, write_columns
 
     root = _plain_root(tmp_path)
     base = _meta(root)["lance_version"]

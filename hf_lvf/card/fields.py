@@ -11,8 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import LayoutError
-from ..frames.field_stats import root_table_schema
-from ..read.describe_fields import frame_field_summary, span_summary
+from .describe import frame_field_summary, root_table_schema, span_summary
 from .load_code import FRAME_FEATURES
 from .options import CardRoot
 

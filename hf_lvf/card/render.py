@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ParameterError, ParameterTypeError
 from ..layout import combined_fields, read_layout
 from ..location import pin_root
-from ..read.describe import fidelity_text, source_text
+from .describe import fidelity_text, source_text
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard

@@ -152,7 +152,7 @@ def _card(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     import json
 
-    from ..read.describe import describe, format_description
+    from ..card.describe import describe, format_description
 
     described = describe(
         args.root,
@@ -166,7 +166,7 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..read.show import describe_sample, frame_duration_ms, save_window
+    from ..card.preview import describe_sample, frame_duration_ms, save_window
     from ..read.windows import VideoWindows
 
     windows = VideoWindows(

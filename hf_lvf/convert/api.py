@@ -15,9 +15,9 @@ from typing import Any
 from ..decode import DEFAULT_QUALITY, Codec
 from ..errors import ParameterError, SkippedVideoWarning, VideoDecodeError
 from ..frames import FRAME_SCHEMA
-from ..frames.main_guard import check_main_guard
 from ..location import is_object_store_uri, lance_options
 from ..plan import Crop
+from ..processes import check_main_guard
 from ..write.append import WriteMode, resolve_mode
 from ..write.proxies import add_proxy
 from ..write.streams import stream_entries

@@ -13,10 +13,11 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import ParameterError
-from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, commit_fragments
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD
 from ..layout import METADATA_FILENAME, read_layout
 from ..location import delete_store_file, is_object_store_uri, list_store_files
 from ..write.append import AppendTarget, WriteMode, appending, fidelity_summary
+from ..write.frame_table import commit_fragments
 from ..write.store_roots import StoreStage, appending_store, creating_store_root
 from ..write.writer import (
     atomic_root,
@@ -25,10 +26,10 @@ from ..write.writer import (
     check_same_setting,
     write_metadata,
 )
-from .clips import Clip
 from .decoding import _FrameOptions, _sha256
-from .fields import clip_checksum
+from .import_worker import clip_checksum
 from .pool import _CANCEL_MARKER, _PROGRESS_PREFIX
+from .source_parts import Clip
 from .sources import _Source
 
 

@@ -27,7 +27,7 @@ from ..plan import (
     cover_size,
     frame_pixels_problem,
 )
-from .clips import Clip, MemberFile, _BadClip, at_times
+from .source_parts import Clip, MemberFile, _BadClip, at_times
 
 if TYPE_CHECKING:
     import av

@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputNotFoundError, ParameterError
-from .clips import Clip, FrameTable, _BadClip
 from .repo_files import RepoFiles
+from .source_parts import Clip, FrameTable, _BadClip
 from .sources import _Source
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, VideoDecodeError
-from ..frames import FRAME_SCHEMA, write_fragments
+from ..frames import FRAME_SCHEMA
 from ..location import (
     delete_store_file,
     is_object_store_uri,
@@ -25,12 +25,13 @@ from ..location import (
     store_file_exists,
     write_store_file,
 )
+from ..write.frame_table import write_fragments
 from ..write.streams import with_streams
 from ..write.writer import frame_batches, frame_encoder
-from .clips import Clip
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 from .fidelity import FidelityMeter
-from .fields import clip_checksum, local_file, with_fields
+from .import_worker import clip_checksum, local_file, with_fields
+from .source_parts import Clip
 
 logger = logging.getLogger(__name__)
 

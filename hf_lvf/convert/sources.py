@@ -18,7 +18,7 @@ from ..location import VIDEO_EXTENSIONS
 from ..write.writer import (
     check_metadata,
 )
-from .clips import Clip
+from .source_parts import Clip
 
 if TYPE_CHECKING:
     pass

@@ -26,8 +26,8 @@ from ..errors import ParameterError
 from ..location import is_object_store_uri, join_uri
 from ..write.append import WriteMode
 from ..write.folders import check_outside, check_store_folder, folder_of_roots
+from .class_names import encode_named_labels
 from .imports import Resolved
-from .labels import encode_named_labels
 from .sources import _Source
 from .summary import ConversionSummary
 

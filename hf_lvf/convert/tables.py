@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputNotFoundError, ParameterError, ParameterTypeError
-from .clips import Clip, FrameTable
+from .source_parts import Clip, FrameTable
 from .sources import _Source
 from .webdataset import json_spans
 

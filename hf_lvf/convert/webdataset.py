@@ -24,8 +24,8 @@ from typing import Any
 
 from ..errors import InputNotFoundError, ParameterError
 from ..location import download_store_file, is_object_store_uri
-from .clips import Clip
 from .repo_files import RepoFiles
+from .source_parts import Clip
 from .sources import _Source
 
 logger = logging.getLogger(__name__)

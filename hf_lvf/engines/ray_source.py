@@ -145,11 +145,11 @@ def read_range(
     view.expect_order(np.concatenate(blocks))
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="hf_lvf-ray-read") as ahead:
-            pending = ahead.submit(view._take_block, blocks[0])
+            pending = ahead.submit(view.read_block, blocks[0])
             for following in [*blocks[1:], None]:
                 video, samples = pending.result()
                 if following is not None:
-                    pending = ahead.submit(view._take_block, following)
+                    pending = ahead.submit(view.read_block, following)
                 block = window_block(view, video, samples, strings)
                 del video, samples  # the block alone holds its pixels: reused once Ray lets go
                 yield block

@@ -6,7 +6,7 @@ map-style dataset's rows hold the fields' values. pylance is not fork-safe (:mod
 opening the table here would forbid forked workers their reads. So, unless this process
 has used lance already, a short-lived child process (``python -c``, importing lance only)
 reads the schema, or the columns; the schema is kept in memory and on disk (beside the
-video tables, :func:`hf_lvf.layout.cache.cache_dir`) per state of the root.
+video tables, :func:`hf_lvf.layout.table.cache_dir`) per state of the root.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import pyarrow as pa
 
 from ..errors import LayoutError
 from ..layout import RootLayout
-from ..layout.cache import cache_dir
+from ..layout.table import cache_dir
 from ..location import lance_location
-from ..location.store_options import lance_options
-from .forks import fork_is_unsafe
+from ..location.paths import lance_options
+from ..processes import fork_is_unsafe
 
 # The child imports lance only (not hf_lvf, whose import pulls in datasets): ~4x faster;
 # and not pandas, which pyarrow imports if it can (~0.4 s of the ~1 s lance takes) and

@@ -48,8 +48,6 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..errors import ParameterError
-from ..frames import fork_is_unsafe
-from ..frames.main_guard import check_main_guard
 from ..frames.probe import discard_probe_child, start_probe_child
 from ..layout import RootLayout, combined_fields, read_layout
 from ..layout.labels import combined_label_names
@@ -67,6 +65,7 @@ from ..location import (
     store_data_files,
 )
 from ..plan import MIXED_SIZES_HINT
+from ..processes import check_main_guard, fork_is_unsafe
 from ..read.samples import with_class_labels
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig

@@ -226,7 +226,7 @@ class WindowVideo:
         stamp, video_idx, start_frame = self._resolve(value)
         view = self._view(stamp)
         if self.stream is None:
-            pixels = view._read_ahead(window_index(view, video_idx, start_frame))  # and the next
+            pixels = view.read_ahead(window_index(view, video_idx, start_frame))  # and the next
         else:
             pixels = self._pixels(view, [window_index(view, video_idx, start_frame)])[0]
         _remember(pixels, (stamp, self._params(), self._size(), video_idx, start_frame))

@@ -26,7 +26,7 @@ def _row_fields(view: VideoWindows) -> RowFields:
     if held is None:
         fields = tuple(view.frame_fields.values())
         tops = list(dict.fromkeys(f.column[0] for f in fields))  # a scan flattens struct paths
-        table = probe_columns(view.layout, view._storage_options, tops)
+        table = probe_columns(view.layout, view.storage_options, tops)
         held = RowFields(np.arange(table.num_rows, dtype=np.int64), read_fields(table, fields))
         view.__dict__["_map_style_fields"] = held
     return held
@@ -43,7 +43,7 @@ def window_field_columns(
     fields = tuple(view.frame_fields.values())
     if not fields:
         return {}
-    columns = view._field_plan.columns(fields, video_idx, frame_indices, _row_fields(view))
+    columns = view.field_columns(fields, video_idx, frame_indices, _row_fields(view))
     return {name: _arrow(value, schema.field(name).type) for name, value in columns.items()}
 
 

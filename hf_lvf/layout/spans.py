@@ -34,8 +34,16 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from ..errors import LayoutError
-from .cache import _read_same, cache_dir, decode_top_level, write_arrow_file
-from .table import MISSING_VALUES, FieldKinds, RootLayout, field_dtype
+from .table import (
+    MISSING_VALUES,
+    FieldKinds,
+    RootLayout,
+    _read_same,
+    cache_dir,
+    decode_top_level,
+    field_dtype,
+    write_arrow_file,
+)
 
 #: The bounds of a span; every other key of a span is a field.
 SPAN_BOUNDS = ("start_frame", "end_frame")

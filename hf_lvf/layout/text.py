@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from .parse import decode_top_level
+from .table import decode_top_level
 
 _INDENT = 1
 

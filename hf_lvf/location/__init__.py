@@ -21,8 +21,9 @@ from .conditional import (
     ignore_conditions,
     put_if,
 )
-from .digests import cache_dir, forget_digests
 from .files import (
+    cache_dir,
+    forget_digests,
     join_uri,
     legacy_file_identity,
     local_copy,
@@ -46,7 +47,15 @@ from .hub import (
     read_text,
     resolve_revision,
 )
-from .paths import METADATA_FILENAME, REPO_TYPE, HubPath, is_hub_uri, lance_location, parse_hub_uri
+from .paths import (
+    METADATA_FILENAME,
+    REPO_TYPE,
+    HubPath,
+    is_hub_uri,
+    lance_location,
+    lance_options,
+    parse_hub_uri,
+)
 from .roots import (
     expand_data_files,
     find_roots,
@@ -73,7 +82,6 @@ from .store import (
     store_file_identity,
     write_store_file,
 )
-from .store_options import lance_options
 
 __all__ = [
     "ABSENT",

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from ..errors import RootBusyError, StoreError
 from ._calls import retry_transient
-from .store_options import (
+from .paths import (
     CALL_TIMEOUT_S,
     S3_NAMES,
     parse_store_uri,

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ._calls import retry_transient
-from .store_options import (
+from .paths import (
     CALL_TIMEOUT_S,
     StoreURL,
     is_object_store_uri,

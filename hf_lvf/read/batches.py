@@ -32,9 +32,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..decode import Decoding, start_decoding
-from ..frames import Blobs, FrameReader, fields_of, streams_of
+from ..frames import Blobs, FrameField, FrameReader, fields_of, streams_of
 from ..layout import RootLayout
-from ..layout.frame_fields import FrameField
 from ..plan import Crop
 
 # ================================================================================================

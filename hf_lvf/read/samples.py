@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import DroppedVideosWarning, LayoutError, ParameterError
+from ..frames import FrameField
 from ..layout import SAMPLE_KEYS, RootLayout
-from ..layout.frame_fields import FrameField
 from ..layout.labels import LABEL, label_names
 from ..layout.spans import layout_spans
 from ..plan import (
@@ -143,7 +143,7 @@ def extra_features(window_length: int, keys: Sequence[str]) -> dict[str, Any]:
 def field_features(
     fields: Iterable[Any], window_length: int, offsets: Mapping[str, np.ndarray]
 ) -> dict[str, Any]:
-    """The ``datasets`` features of per-frame fields (:class:`~hf_lvf.layout.frame_fields.
+    """The ``datasets`` features of per-frame fields (:class:`~hf_lvf.frames.
     FrameField`): ``(n, *shape)`` values, ``n`` the window's frames or the field's offsets
     (then with a ``<name>_is_pad`` bool list): a ``List`` of ``Value`` for scalars and
     strings, ``Array2D``/``Array3D``/``Array4D`` for shaped fields."""

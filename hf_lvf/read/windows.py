@@ -16,7 +16,7 @@ import numpy as np
 
 from ..decode import default_decode_threads
 from ..errors import LayoutError, ParameterError, ParameterTypeError, UsageError
-from ..frames import FrameReader, ReadAheadBudget, check_fork_safe, closed_at_exit
+from ..frames import FrameReader, ReadAheadBudget, closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
 from ..location import lance_options, pin_root
 from ..plan import (
@@ -29,6 +29,7 @@ from ..plan import (
     check_integer,
     common_frame_size,
 )
+from ..processes import check_fork_safe
 from .batches import NO_FIELDS, FrameBatches, ReadAhead, RowFields, handed_out, plan_strips
 from .orders import GivenOrder, KnownOrder, OrderedReads
 from .samples import FieldPlan, FieldSpec, plan_root, segment_info, window_fields, window_samples
@@ -42,7 +43,7 @@ from .samples import FieldPlan, FieldSpec, plan_root, segment_info, window_field
 if TYPE_CHECKING:
     import datasets
 
-    from ..layout.frame_fields import FrameField
+    from ..frames import FrameField
 
 
 # ================================================================================================
@@ -70,6 +71,11 @@ _iterable_front_end: Callable[..., datasets.IterableDataset] | None = None
 # Decoded frames one shared read (iter_samples) holds, its windows views into them: enough for
 # all decode threads and to amortise a Lance read (160 at 224x224); at HD a span + 8 (below).
 _STRIP_BYTES = 24 * 2**20
+
+
+def has_iterable_front_end() -> bool:
+    """Whether a front end gave :meth:`VideoWindows.to_iterable_dataset` its function."""
+    return _iterable_front_end is not None
 
 
 def install_iterable_front_end(make: Callable[..., datasets.IterableDataset]) -> None:
@@ -293,7 +299,7 @@ class VideoWindows:
         )
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
-        self._read_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
+        self._windows_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
         reader, fetch_rows = self._frames.reader, self._rows_to_fetch
         self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
 
@@ -302,7 +308,7 @@ class VideoWindows:
     ) -> tuple[tuple[str, np.ndarray, tuple[int, int]], ...]:
         """``(name, each video's (H, W), the (H, W) it is read at)`` of each image stream
         samples carry: ``frame_size`` if given, else the stream's own (common) size."""
-        from ..layout.streams import root_streams, sample_streams
+        from ..layout.image_streams import root_streams, sample_streams
 
         every = root_streams(layout)
         at_offsets = [name for name in self._field_spec.offset_keys if name in every]
@@ -350,6 +356,11 @@ class VideoWindows:
     @property
     def uri(self) -> str:
         return self._layout.uri
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """The options lance and the object stores are opened with (``hf`` dropped)."""
+        return self._storage_options
 
     @property
     def params(self) -> WindowParams:
@@ -420,7 +431,7 @@ class VideoWindows:
             FrameDecodeError: a frame is corrupt, not WebP, or of the wrong size.
             ForkSafetyError: this process is a fork of one that used lance.
         """
-        return self._take_block(indices)[1]
+        return self.read_block(indices)[1]
 
     def expect_order(self, order: Sequence[int] | np.ndarray | KnownOrder | None) -> None:
         """The order :meth:`take` (a DataLoader's ``__getitems__``) is asked for windows in: in
@@ -521,16 +532,15 @@ class VideoWindows:
         """The per-frame fields samples carry, by name (the root's Lance schema says them:
         read by a child process unless this one has used lance, see
         :mod:`hf_lvf.frames.probe`)."""
-        from ..frames import select_fields
+        from ..frames import frame_fields, select_fields
         from ..frames.probe import probe_schema
-        from ..layout.frame_fields import frame_fields
 
         reader = self._frames.reader
-        if reader._ds is not None:  # opened here: it knows
+        if reader.is_open:  # opened here: it knows
             return {f.name: f for f in reader.fields}
-        schema = probe_schema(self._layout, self._storage_options)
-        from ..layout.streams import stream_names
+        from ..layout.image_streams import stream_names
 
+        schema = probe_schema(self._layout, self._storage_options)
         found = frame_fields(schema, where=self.uri, streams=stream_names(self._layout.header))
         spec = self._field_plan.spec
         select_fields(found, spec.offset_keys, self.uri)
@@ -648,7 +658,9 @@ class VideoWindows:
         """The pixels of no window: ``(0, window_length, H, W, 3)`` uint8."""
         return np.empty((0, self._params.window_length, *self._out_size, 3), np.uint8)
 
-    def _take_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
+    # --- the interface of the front ends (hf/, training/, engines/): read through these ---
+
+    def read_block(self, indices: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list]:
         """:meth:`take`, and the one ``(n, window_length, H, W, 3)`` array its samples'
         ``video`` values are views of (what the Ray read tasks hand on as a block)."""
         # No dtype= here: casting would truncate 1.5 to 1 instead of refusing it.
@@ -660,6 +672,20 @@ class VideoWindows:
         return video, self._samples(
             idx, video_idx, start_frame, frame_indices, video, values=values
         )
+
+    def read_ahead(self, index: int) -> np.ndarray:
+        """The pixels ``(window_length, H, W, 3)`` of window ``index``, with the windows after
+        it read in the same batch and kept for the next calls: for a front end that decodes
+        windows one at a time in order (``WindowVideo``)."""
+        return self._windows_ahead(index)
+
+    def field_columns(
+        self, fields: Sequence[Any], video_idx: np.ndarray, frame_indices: np.ndarray, values: Any
+    ) -> dict[str, Any]:
+        """The values of per-frame ``fields`` (and ``_is_pad`` masks) for windows of
+        ``video_idx`` at ``frame_indices``, from ``values`` (a :class:`RowFields` of the rows):
+        the columns a map-style dataset stores beside its references."""
+        return self._field_plan.columns(fields, video_idx, frame_indices, values)
 
     def _take_shared(self, idx: np.ndarray) -> Callable[[], list[dict[str, Any]]]:
         """Start reading windows ``idx`` into one strip of decoded frames; returns ``finish()``:

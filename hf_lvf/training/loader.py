@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import MissingDependencyError, ParameterError, UsageError
-from ..frames.main_guard import check_main_guard
 from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
 from ..plan.clips import check_int
+from ..processes import check_main_guard
 from ..read.orders import shuffled_in_known_order
 
 # Loaders with persistent workers, shut down at exit (weakly held: one let go shuts down then).

@@ -49,10 +49,7 @@ from ..errors import (
 from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
-    commit_append,
-    frame_table_schema,
     pinned_version,
-    remove_unreferenced_data,
     table_schema,
     table_state,
     version_row_count,
@@ -60,6 +57,7 @@ from ..frames import (
 from ..layout import METADATA_FILENAME, RootLayout, read_layout
 from ..layout.text import rewrite_metadata
 from ..location import read_root_file
+from .frame_table import commit_append, frame_table_schema, remove_unreferenced_data
 from .videos import check_same_fields, check_same_span_fields, root_span_fields
 
 logger = logging.getLogger(__name__)

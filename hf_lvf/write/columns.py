@@ -23,17 +23,11 @@ import pyarrow as pa
 from .._version import __version__
 from ..decode import default_decode_threads, start_decoding
 from ..errors import LayoutError, ParameterError, ParameterTypeError
-from ..frames import (
-    FRAME_SCHEMA,
-    commit_columns,
-    frame_table_schema,
-    scan_frame_rows,
-    write_columns,
-)
+from ..frames import FRAME_SCHEMA, columns_schema, describe_schema, frame_columns, scan_frame_rows
 from ..layout import RootLayout, VideoInfo
-from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
 from ..location import is_object_store_uri, lance_options
 from .append import appending
+from .frame_table import commit_columns, frame_table_schema, write_columns
 from .store_roots import appending_store
 from .videos import check_same_fields
 from .writer import schema_fingerprint

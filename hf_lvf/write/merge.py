@@ -18,14 +18,13 @@ from ..errors import LayoutError, ParameterError, SkippedVideoWarning
 from ..frames import (
     FRAME_SCHEMA,
     LANCE_VERSION_FIELD,
-    frame_table_schema,
     pinned_version,
     scan_frame_rows,
     table_schema,
-    write_frame_table,
 )
 from ..layout import RootLayout, raw_entry_objects, read_layout
 from ..location import is_hub_uri, is_object_store_uri, lance_options, pin_root
+from .frame_table import frame_table_schema, write_frame_table
 from .store_roots import check_store_uri, creating_store_root
 from .streams import entry_sizes
 from .videos import check_same_fields, check_same_span_fields, span_fields

@@ -31,11 +31,11 @@ from ..decode import (
     start_decoding,
 )
 from ..errors import ParameterError
-from ..frames import commit_columns, write_columns
 from ..layout import RootLayout
 from ..location import is_object_store_uri, lance_options, read_root_file
 from .append import appending
 from .columns import _rows_in_order
+from .frame_table import commit_columns, write_columns
 from .store_roots import appending_store
 from .streams import STREAM_TYPE
 from .writer import frame_encoder, schema_fingerprint

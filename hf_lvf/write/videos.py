@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import LayoutError, ParameterError, ParameterTypeError
-from ..frames import FRAME_SCHEMA, frame_table_schema
+from ..frames import FRAME_SCHEMA, columns_schema, describe_schema, frame_columns
 from ..layout import SAMPLE_KEYS
-from ..layout.frame_fields import columns_schema, describe_schema, frame_columns
+from .frame_table import frame_table_schema
 from .streams import schema_streams, with_streams
 
 #: The keys of a video given as a mapping.

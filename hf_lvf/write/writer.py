@@ -27,14 +27,15 @@ import pyarrow as pa
 from .._version import __version__
 from ..decode import DEFAULT_QUALITY, Codec, check_codec, encode_frame
 from ..errors import ParameterError, ParameterTypeError, RootExistsError
-from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD, write_fragments, write_frame_table
+from ..frames import FRAME_SCHEMA, LANCE_VERSION_FIELD
 from ..layout import LAYOUT_NAME, METADATA_FILENAME
 from ..layout.text import encode_metadata
 from ..location import is_object_store_uri, lance_options
 from .append import WriteMode, appending, pid_alive, resolve_mode, write_lock
-from .batches import check_frame, frame_batches, video_batches  # noqa: F401  (re-exported)
+from .frame_table import write_fragments, write_frame_table
 from .store_roots import appending_store, creating_store_root
 from .streams import frame_streams, stream_entries, with_streams
+from .video_batches import check_frame, frame_batches, video_batches  # noqa: F401  (re-exported)
 from .videos import VideoChecks, VideoInput, check_metadata, video_input  # noqa: F401
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ sample key of its own; every other stream is one: ``(window_length, H, W, 3)`` u
 
 :func:`root_streams` reads them from a layout; :func:`sample_streams` picks those a view's
 samples carry. Their columns are not per-frame fields
-(:func:`hf_lvf.layout.frame_fields.frame_fields` leaves them out).
+(:func:`hf_lvf.frames.frame_fields` leaves them out).
 """
 
 from __future__ import annotations

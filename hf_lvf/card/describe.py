@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -19,8 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import LayoutError, ParameterError
-from ..frames.facts import table_facts
-from ..layout import MISSING_VALUES, read_layout
+from ..frames import FrameField, FrameReader, field_values, frame_fields
+from ..layout import MISSING_VALUES, RootLayout, read_layout
+from ..layout.image_streams import stream_names
+from ..layout.spans import layout_spans
 from ..location import pin_root, root_size_bytes
 from ..plan import (
     DEFAULT_MAX_FRAME_PIXELS,
@@ -29,9 +32,159 @@ from ..plan import (
     WindowParams,
     plan_windows,
 )
-from .describe_fields import described_extras, description_rows
-from .samples import plan_root_spans
-from .wording import count_of, frames_a_video, value_range
+from ..read.samples import plan_root_spans
+
+# ================================================================================================
+# Numbers in words for ``hf-lvf info`` (:func:`hf_lvf.card.describe.format_description`):
+# "1 video", "132 frames a video", one value where a range's ends are equal.
+# ================================================================================================
+
+
+def count_of(n: int, noun: str) -> str:
+    """``"1 video"``, ``"1,200 videos"``."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def value_range(low: Any, high: Any, show: Any) -> str:
+    """``"low to high"``, or one value when they are equal."""
+    return show(low) if low == high else f"{show(low)} to {show(high)}"
+
+
+def frames_a_video(per: Mapping[str, Any]) -> str:
+    """``"132 frames a video"``, or the range and mean where lengths differ."""
+    if per["min"] == per["max"]:
+        return f"{per['min']:,} frames a video"
+    return f"{per['min']:,} to {per['max']:,} a video, mean {per['mean']:,.1f}"
+
+
+# ================================================================================================
+# The parts of :func:`hf_lvf.describe` about what changes inside a video: the spans of
+# ``_metadata.json`` (count, fields, a few captions) and the per-frame fields of the Lance
+# table (dtype, shape, min / mean / max), as dicts and as rows of ``hf-lvf info``'s table.
+# ================================================================================================
+
+
+#: Example captions (or the first string field's values) listed.
+EXAMPLES = 3
+
+
+def span_summary(layout: RootLayout) -> dict[str, Any] | None:
+    """``{"count", "videos", "frames_per_span": {"min", "mean", "max"}, "fields": {name:
+    dtype}, "examples": [...]}`` of ``layout``'s spans; ``None`` when no video has any.
+    ``examples`` are the first distinct values of ``caption`` (else of the first string
+    field), at most three.
+
+    Raises:
+        LayoutError: a span is malformed (see :func:`hf_lvf.layout.spans.layout_spans`).
+    """
+    spans = layout_spans(layout)
+    if len(spans) == 0:
+        return None
+    lengths = spans.end_frame - spans.start_frame
+    fields = spans.fields
+    text = [n for n, d in fields.items() if d == "string"]
+    shown = "caption" if "caption" in fields else (text[0] if text else None)
+    examples: list[str] = []
+    if shown is not None:
+        column = spans.table.column(shown).slice(0, 1000)
+        examples = [v for v in pc.unique(column.drop_null()).to_pylist()][:EXAMPLES]
+    return {
+        "count": len(spans),
+        "videos": int(np.count_nonzero(np.diff(spans.offsets))),
+        "frames_per_span": {
+            "min": int(lengths.min()),
+            "mean": float(lengths.mean()),
+            "max": int(lengths.max()),
+        },
+        "fields": dict(fields),
+        "examples_field": shown,
+        "examples": examples,
+    }
+
+
+def frame_field_summary(
+    layout: RootLayout, storage_options: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per-frame field -> ``{"dtype", "shape", "min", "mean", "max"}`` (numbers: over every
+    element of every frame; ``"examples"`` instead for strings). Scans those columns only.
+
+    Raises:
+        LayoutError, OSError: the table cannot be read or has an unsupported column.
+    """
+    summary = {}
+    for name, stats in frame_field_stats(layout, storage_options).items():
+        item: dict[str, Any] = {"dtype": stats.field.dtype, "shape": list(stats.field.shape)}
+        if stats.field.is_string:
+            item["examples"] = list(stats.examples)
+        else:
+            item |= {"min": stats.min, "mean": stats.mean, "max": stats.max}
+        summary[name] = item
+    return summary
+
+
+def described_extras(
+    layout: RootLayout, storage_options: Mapping[str, str] | None, problems: list[str]
+) -> dict[str, Any]:
+    """``{"spans", "frame_fields"}`` of a description; what cannot be read goes to
+    ``problems`` (a description lists everything at once instead of raising)."""
+    try:
+        spans = span_summary(layout)
+    except LayoutError as err:
+        spans = None
+        problems.append(f"the spans cannot be read: {err}")
+    try:
+        fields = frame_field_summary(layout, storage_options)
+    except (LayoutError, OSError) as err:  # a column of a type no window can carry...
+        fields = {}
+        if not any(p.startswith("the Lance table cannot be read") for p in problems):
+            problems.append(f"the per-frame fields cannot be read: {err}")
+    return {"spans": spans, "frame_fields": fields}
+
+
+def description_rows(described: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rows of ``hf-lvf info`` for the spans and per-frame fields of a description."""
+    rows = []
+    spans = described.get("spans")
+    if spans:
+        per = spans["frames_per_span"]
+        fields = ", ".join(f"{n} ({d})" for n, d in spans["fields"].items()) or "none"
+        rows.append(
+            (
+                "spans",
+                f"{spans['count']:,} in {spans['videos']:,} videos ({per['min']:,} to "
+                f"{per['max']:,} frames, mean {per['mean']:,.1f}); fields: {fields}",
+            )
+        )
+        if spans["examples"]:
+            shown = "; ".join(repr(x) for x in spans["examples"])
+            rows.append((f"span {spans['examples_field']}s", f"{shown}, ..."))
+    for name, field in (described.get("frame_fields") or {}).items():
+        rows.append((f"per-frame {name}", frame_field_text(field)))
+    return rows
+
+
+def frame_field_text(field: Mapping[str, Any]) -> str:
+    """``"float32 (6,), -1.2 to 3.4 (mean 0.5)"``: one per-frame field in words."""
+    text = f"{field['dtype']} {tuple(field['shape'])}" if field["shape"] else field["dtype"]
+    if "examples" in field:
+        shown = ", ".join(repr(x) for x in field["examples"])
+        return f"{text}, e.g. {shown}" if shown else text
+    if field["min"] is None:
+        return f"{text}, no values"
+    return f"{text}, {field['min']:g} to {field['max']:g} (mean {field['mean']:g})"
+
+
+# ================================================================================================
+# ``hf_lvf.describe``: what a root holds, from its metadata, as a plain dict (and as a table).
+#
+# Everything is computed from ``_metadata.json`` (columns of the video table, in numpy, no
+# loop over videos) and from the Lance manifest (the version read, rows, data file sizes);
+# no frame is read, so a root of a million videos is described in about the time it takes to
+# open it. What a read would refuse (a Lance table that does not match the video table,
+# videos of several sizes without ``frame_size``, no window for the parameters) is listed
+# under ``problems`` instead of raised: a description should show everything at once.
+# ================================================================================================
+
 
 # Distinct values listed per metadata field (and frame sizes, frame rates), most frequent first.
 _MAX_LISTED = 20
@@ -311,9 +464,6 @@ def _field(column: pa.Array, dtype: str, label_names: list | None) -> dict[str, 
     return summary
 
 
-# --- as a table, for people ------------------------------------------------------------------
-
-
 def format_description(described: Mapping[str, Any]) -> str:
     """The dict of :func:`describe` as an aligned two-column table (what ``hf-lvf info``
     prints)."""
@@ -418,3 +568,138 @@ def _size(num_bytes: int) -> str:
             break
         value, unit = value / 1024, bigger
     return f"{value:.1f} {unit} ({num_bytes:,} bytes)" if unit != "bytes" else f"{num_bytes} bytes"
+
+
+# ================================================================================================
+# What the frame table says about itself, from its manifest (the version read, its rows, the
+# bytes of its data files; no frame is read), and what its per-frame fields hold (one scan of
+# their Lance columns, never of ``bytes``, reduced a batch at a time to min / mean / max).
+# ================================================================================================
+_ROWS_PER_BATCH = 1 << 16
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """Attributes:
+    version: the Lance version opened (the one ``_metadata.json`` names, else the latest).
+    num_rows: rows of that version.
+    num_fragments: its fragments (Lance data files, one or more each).
+    data_bytes: bytes of its data files, as the manifest records them (``None`` if a file
+        written by an older Lance has no recorded size).
+    """
+
+    version: int
+    num_rows: int
+    num_fragments: int
+    data_bytes: int | None
+
+
+def table_facts(layout: RootLayout, storage_options: Mapping[str, str] | None = None) -> TableFacts:
+    """Open the Lance table of ``layout``'s root as a read would (the same checks) and return
+    what its manifest says.
+
+    Raises:
+        LayoutError: the table is missing, has another schema, or its row count is not the
+            video table's (the checks of the first read).
+        HubError, OSError: a remote table could not be read (after the retries of a read).
+    """
+    dataset = FrameReader(layout, storage_options).dataset
+    fragments = dataset.get_fragments()
+    sizes = [f.file_size_bytes for fragment in fragments for f in fragment.metadata.files]
+    return TableFacts(
+        version=int(dataset.version),
+        num_rows=int(dataset.count_rows()),
+        num_fragments=len(fragments),
+        data_bytes=None if not all(sizes) else int(sum(sizes)),  # 0/None: not recorded
+    )
+
+
+@dataclass(frozen=True)
+class FieldStats:
+    """Attributes:
+    field: the field (dotted name, dtype, one frame's shape).
+    min, mean, max: over every element of every frame (numeric and bool fields; ``None``
+        for strings or an empty table).
+    examples: the first few distinct values of a string field.
+    """
+
+    field: FrameField
+    min: float | None = None
+    mean: float | None = None
+    max: float | None = None
+    examples: tuple[str, ...] = ()
+
+
+def frame_field_stats(
+    layout: RootLayout, storage_options: Mapping[str, str] | None = None
+) -> dict[str, FieldStats]:
+    """Each per-frame field of ``layout``'s root, by dotted name, with its statistics.
+
+    Raises:
+        LayoutError: the table cannot be opened, or has a column of an unsupported type.
+        HubError, OSError: a remote table could not be read.
+    """
+    dataset = FrameReader(layout, storage_options).dataset
+    fields = frame_fields(dataset.schema, where=layout.uri, streams=stream_names(layout.header))
+    if not fields:
+        return {}
+    top = list(dict.fromkeys(f.column[0] for f in fields.values()))
+    low = {n: np.inf for n in fields}
+    high = {n: -np.inf for n in fields}
+    total = dict.fromkeys(fields, 0.0)
+    count = dict.fromkeys(fields, 0)
+    examples: dict[str, list[str]] = {n: [] for n in fields}
+    for batch in dataset.to_batches(columns=top, batch_size=_ROWS_PER_BATCH):
+        for name, field in fields.items():
+            values = field_values(_column(batch, field.column), field)
+            if field.is_string:
+                seen = examples[name]
+                seen.extend(v for v in dict.fromkeys(values) if v not in seen)
+                del seen[_EXAMPLES:]
+                continue
+            numbers = np.asarray(values, np.float64).reshape(-1)
+            if numbers.size:
+                low[name] = min(low[name], float(numbers.min()))
+                high[name] = max(high[name], float(numbers.max()))
+                total[name] += float(numbers.sum())
+                count[name] += numbers.size
+    return {
+        name: _stats(field, low, high, total, count, examples) for name, field in fields.items()
+    }
+
+
+def _column(batch: pa.RecordBatch, path: tuple[str, ...]) -> pa.Array:
+    """The column at ``path`` (a struct's child: ``("observation", "state")``) of ``batch``."""
+    column = batch.column(path[0])
+    for child in path[1:]:
+        column = column.field(child)
+    return column
+
+
+def _stats(field: FrameField, low, high, total, count, examples) -> FieldStats:  # noqa: ANN001
+    name = field.name
+    if field.is_string:
+        return FieldStats(field, examples=tuple(examples[name]))
+    if not count[name]:
+        return FieldStats(field)
+    return FieldStats(field, low[name], total[name] / count[name], high[name])
+
+
+def root_table_schema(
+    layout: RootLayout, storage_options: Mapping[str, str] | None = None
+) -> pa.Schema:
+    """The Arrow schema of ``layout``'s Lance table (the version it describes)."""
+    return FrameReader(layout, storage_options).dataset.schema
+
+
+__all__ = [
+    "count_of",
+    "frames_a_video",
+    "value_range",
+    "described_extras",
+    "description_rows",
+    "frame_field_summary",
+    "frame_field_text",
+    "span_summary",
+]

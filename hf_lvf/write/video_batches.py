@@ -59,7 +59,7 @@ def frame_batches(
     ``on_frame((H, W))`` is called once per frame, after it is checked, so the
     caller can count frames and learn the size without holding any. ``columns``: the
     video's per-frame fields, the top-level Arrow columns of ``schema`` after the frame
-    columns (:func:`hf_lvf.layout.frame_fields.frame_columns`), one value per frame: each
+    columns (:func:`hf_lvf.frames.frame_columns`), one value per frame: each
     batch carries the values of its frames. ``on_encoded(frame, blob)`` sees each frame once
     encoded, in order; ``encode_threads``: see :func:`hf_lvf.decode.encode_in_order`.
     ``streams``: the image streams (:mod:`.streams`) of ``schema``; each frame is then a

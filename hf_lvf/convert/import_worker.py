@@ -9,13 +9,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..frames import FRAME_SCHEMA
-from ..layout.frame_fields import columns_schema, frame_columns
+from ..frames import FRAME_SCHEMA, columns_schema, frame_columns
 from ..location import is_hub_uri
 from ..location.hub import fetch_hub_file
 from ..write.streams import flat_columns, nest_columns, nested_fields
-from .clips import Clip, _BadClip
 from .lerobot import episode_values
+from .source_parts import Clip, _BadClip
 
 
 def local_file(file: str, storage_options: Mapping[str, str] | None) -> str:

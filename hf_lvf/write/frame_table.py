@@ -1,5 +1,5 @@
-"""Writing and growing the Lance table of a root: whole tables, fragments committed once,
-appends, and the checks and clean-up around them.
+"""Writing and growing the frame table of a root (its Lance table): whole tables, fragments
+committed once, appends, and the checks and clean-up around them.
 
 Every writer takes the table's ``schema``: :data:`FRAME_SCHEMA` (``video_id``,
 ``frame_idx``, ``bytes``) followed by the root's per-frame columns, if any
@@ -16,23 +16,20 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..errors import LayoutError, ParameterError, RootBusyError
-from ..layout.frame_fields import FRAME_COLUMNS
+from ..errors import ParameterError, RootBusyError
+from ..frames import FRAME_COLUMNS, FRAME_SCHEMA, data_files, referenced_data_files
 from ..location.store import is_object_store_uri, store_has_table
-from .forks import _enter_lance
+from ..processes import enter_lance
 
 T = TypeVar("T")
 
-FRAME_SCHEMA = pa.schema(
-    [("video_id", pa.int32()), ("frame_idx", pa.int32()), ("bytes", pa.large_binary())]
-)
 _Folder = os.PathLike[str] | str
 _Options = Mapping[str, str] | None  # storage_options, for lance and location.store
 
 
 def frame_table_schema(fields: pa.Schema | Iterable[pa.Field] | None = None) -> pa.Schema:
     """:data:`FRAME_SCHEMA` followed by the per-frame columns ``fields`` (for instance
-    :func:`hf_lvf.layout.frame_fields.columns_schema` of one video's columns).
+    :func:`hf_lvf.frames.columns_schema` of one video's columns).
 
     Raises:
         ValueError: a field named like a frame column (``video_id``, ``frame_idx``, ``bytes``).
@@ -71,7 +68,7 @@ def write_frame_table(
     import lance
 
     schema = check_frame_schema(schema)
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     mode = "overwrite" if store_has_table(str(folder), storage_options) else "create"
     ds = _write_from(
         batches,
@@ -108,7 +105,7 @@ def write_fragments(
     import lance
 
     schema = check_frame_schema(schema)
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     # Into an existing dataset lance wants mode="append"; nothing is committed here either way.
     exists = store_has_table(str(folder), storage_options) or (Path(folder) / "_versions").is_dir()
     mode = "append" if exists else "create"
@@ -143,7 +140,7 @@ def commit_fragments(
     import lance
 
     schema = check_frame_schema(schema)
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     if not fragments:
         raise ParameterError("cannot commit a dataset with no fragments")
     operation = lance.LanceOperation.Overwrite(schema, list(fragments))
@@ -157,36 +154,6 @@ def commit_fragments(
 
 
 # --- growing a dataset: append (hf_lvf.write.append) and copy (hf_lvf.write.merge) ---
-
-
-def table_state(folder: _Folder, **options: Any) -> tuple[int, int]:
-    """``(latest version, its row count)`` of the dataset at ``folder`` (``storage_options=``)."""
-    import lance
-
-    _enter_lance(str(folder))
-    ds = lance.dataset(str(folder), **options)
-    return ds.version, ds.count_rows()
-
-
-def table_schema(folder: _Folder, version: int | None = None, **options: Any) -> pa.Schema:
-    """The Arrow schema of ``version`` (default: the latest) of the dataset at ``folder``."""
-    import lance
-
-    _enter_lance(str(folder))
-    return lance.dataset(str(folder), version=version, **options).schema
-
-
-def version_row_count(folder: _Folder, version: int, **options: Any) -> int:
-    """Rows of ``version`` of the dataset at ``folder`` (``storage_options=``)."""
-    import lance
-
-    _enter_lance(str(folder))
-    try:
-        return lance.dataset(str(folder), version=version, **options).count_rows()
-    except (OSError, ValueError, RuntimeError) as err:
-        raise LayoutError(
-            f"cannot open version {version} of the Lance table of root {str(folder)!r}: {err}"
-        ) from err
 
 
 def commit_append(
@@ -205,7 +172,7 @@ def commit_append(
     import lance
     from lance.commit import CommitConflictError
 
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     if not fragments:
         raise ParameterError("cannot append no fragments")
     options = {"storage_options": storage_options}
@@ -216,14 +183,14 @@ def commit_append(
             lance.dataset(str(folder), version=base, **options).restore()
             latest = lance.dataset(str(folder), **options)
         mine = [f.path for fragment in fragments for f in fragment.files]
-        expected = {*_data_files(latest), *mine}
+        expected = {*data_files(latest), *mine}
         append = lance.LanceOperation.Append(list(fragments))
         ds = lance.LanceDataset.commit(str(folder), append, read_version=latest.version, **options)
     except CommitConflictError as err:  # a concurrent restore or commit lance cannot rebase on
         raise RootBusyError(f"{busy}; nothing was published: run this write again ({err})") from err
     # lance rebases an Append on one committed meanwhile: that version holds the other
     # writer's rows too, which this writer's _metadata.json would not describe.
-    if _data_files(ds) != expected:
+    if data_files(ds) != expected:
         raise RootBusyError(f"{busy}; nothing was published: run this write again")
     return ds.version
 
@@ -252,7 +219,7 @@ def write_columns(
     """
     import lance
 
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     dataset = lance.dataset(str(folder), version=base, storage_options=storage_options)
     rows = _Rows(iter(batches))
     fragments, lance_schema = [], None
@@ -276,7 +243,7 @@ def commit_columns(
     first, as by :func:`commit_append`. Returns the new version."""
     import lance
 
-    _enter_lance(str(folder))
+    enter_lance(str(folder))
     options = {"storage_options": storage_options}
     latest = lance.dataset(str(folder), **options)
     if latest.version != base:
@@ -336,57 +303,6 @@ def remove_unreferenced_data(folder: os.PathLike[str] | str, version: int) -> li
             path.unlink()
             removed.append(path.name)
     return removed
-
-
-def referenced_data_files(folder: _Folder, version: int, **options: Any) -> set[str]:
-    """Names of the data files (in ``data/``) that ``version`` of the dataset references."""
-    import lance
-
-    _enter_lance(str(folder))
-    return _data_files(lance.dataset(str(folder), version=version, **options))
-
-
-def _data_files(ds: Any) -> set[str]:
-    return {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
-
-
-def scan_frame_rows(
-    uri: str,
-    columns: Sequence[str],
-    *,
-    version: int | None,
-    storage_options: Mapping[str, str] | None = None,
-    batch_size: int = 0,
-) -> Iterator[pa.RecordBatch]:
-    """``columns`` of every row of ``version`` of a root's table, in row order, a batch at
-    a time (``batch_size`` rows; default: a few MB of frames) (``bytes`` as stored: a copy
-    re-encodes nothing)."""
-    import lance
-
-    _enter_lance(uri)
-    try:
-        ds = lance.dataset(
-            uri, version=version, storage_options=dict(storage_options or {}) or None
-        )
-    except (OSError, ValueError, RuntimeError) as err:
-        raise LayoutError(f"cannot open the Lance table of root {uri!r}: {err}") from err
-    size = batch_size or _ROWS_PER_SCAN
-    yield from ds.to_batches(columns=list(columns), batch_size=size, scan_in_order=True)
-
-
-def scan_frame_bytes(
-    uri: str, *, version: int | None, storage_options: Mapping[str, str] | None = None
-) -> Iterator[pa.Array]:
-    """The ``bytes`` of every row of ``version`` of a root's table, in row order, a batch at
-    a time, as ``large_binary`` arrays (the WebP bytes as stored: a copy re-encodes nothing).
-    """
-    rows = scan_frame_rows(uri, ["bytes"], version=version, storage_options=storage_options)
-    for batch in rows:
-        yield batch.column(0).cast(pa.large_binary())
-
-
-# Rows per batch when copying a table: a few MB of WebP frames.
-_ROWS_PER_SCAN = 64
 
 
 def _write_from(
