@@ -115,7 +115,7 @@ def give_the_core_its_iterable_front_end() -> None:
 
 
 def _to_iterable_dataset(view: Any, **options: Any) -> Any:
-    from .hf.iterable import to_iterable_dataset  # installs itself in the core for next time
+    from .hf.iterable import to_iterable_dataset  # imported once, on the first call
 
     return to_iterable_dataset(view, **options)
 

@@ -208,6 +208,19 @@ def test_no_two_modules_share_a_file_name():
     assert not shared, f"modules sharing a file name: {shared}"
 
 
+def test_no_two_public_functions_share_a_name():
+    # One name, one thing: two public functions or classes of one name in two modules
+    # (window_ranges was the plan's cut for Ray and the builder's shard ranges) make a
+    # reader, and an import, ask which is meant.
+    homes: dict[str, list[str]] = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(str(p.relative_to(PACKAGE)))
+    shared = {name: paths for name, paths in homes.items() if len(paths) > 1}
+    assert not shared, f"public names defined twice: {shared}"
+
+
 def test_the_top_level_shows_the_layers():
     modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "_version"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, f"top-level modules: {modules}"

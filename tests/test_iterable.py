@@ -9,7 +9,7 @@ from _loading import assert_rows_equal, long_videos_root
 from _roots import hf_root
 
 from hf_lvf import VideoWindows
-from hf_lvf.hf.iterable import default_num_shards, window_ranges
+from hf_lvf.hf.iterable import default_num_shards, shard_ranges
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_shards_split_the_permutation(windows):
     order = _ids(ds)
     parts = [_ids(ds.shard(num_shards=3, index=i, contiguous=True)) for i in range(3)]
     assert sum(parts, []) == order
-    assert [len(p) for p in parts] == [hi - lo for lo, hi in window_ranges(len(order), 3)]
+    assert [len(p) for p in parts] == [hi - lo for lo, hi in shard_ranges(len(order), 3)]
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
@@ -150,8 +150,8 @@ def test_default_num_shards():
 
 
 @pytest.mark.parametrize(("n", "k"), [(36, 4), (100, 7), (5, 3), (9, 9), (3, 8)])
-def test_window_ranges_cover_in_order(n, k):
-    ranges = window_ranges(n, k)
+def test_shard_ranges_cover_in_order(n, k):
+    ranges = shard_ranges(n, k)
     assert [i for lo, hi in ranges for i in range(lo, hi)] == list(range(n))
     assert all(hi > lo for lo, hi in ranges)
     assert len(ranges) == min(n, k)
@@ -159,9 +159,9 @@ def test_window_ranges_cover_in_order(n, k):
     assert sizes == sorted(sizes, reverse=True) and sizes[0] - sizes[-1] <= 1  # longer first
 
 
-def test_window_ranges_of_the_issue():
+def test_shard_ranges_of_the_issue():
     # 42 windows in 4 shards: 11, 11, 10, 10 (it was 8, 8, 8, 18).
-    assert window_ranges(42, 4) == [(0, 11), (11, 22), (22, 32), (32, 42)]
+    assert shard_ranges(42, 4) == [(0, 11), (11, 22), (22, 32), (32, 42)]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ParameterError
 from ..frames import FRAME_SCHEMA
 from ..layout import VideoInfo
-from ..write.videos import check_spans, span_fields
+from ..write.videos import clean_spans, span_field_kinds
 from .pool import _Result
 from .sources import _Source
 
@@ -71,13 +71,13 @@ def _spans(source: _Source, result: _Result) -> dict[str, Any]:
         fields = {k: v for k, v in span.items() if k not in ("start", "end")}
         spans.append({"start_frame": start, "end_frame": end, **fields})
     # FORMAT.md's rules (bounds, scalar fields, the same fields in every span), named.
-    return {"spans": check_spans(source.key, spans, result.num_frames)} if spans else {}
+    return {"spans": clean_spans(source.key, spans, result.num_frames)} if spans else {}
 
 
 def check_joins(target: Any, converted: list[_Result], entries: list[dict[str, Any]]) -> None:
     """Raise ValueError (the root untouched) if the converted videos' per-frame columns or
     span fields differ from those of the root appended to."""
-    fields = span_fields(s for e in entries for s in e.get("spans") or ())
+    fields = span_field_kinds(s for e in entries for s in e.get("spans") or ())
     schema = converted[0].schema or FRAME_SCHEMA
     target.check_agrees(schema, fields, what="the converted videos")
 

@@ -635,6 +635,34 @@ class FrameReader:
                 found.fields[name][missing] = column
         return found  # type: ignore[return-value]  # every None was filled
 
+    def fetch_ahead(
+        self, row_batches: Iterable[np.ndarray], options: ReadAheadBudget
+    ) -> Iterator[Fetched]:
+        """:func:`read_ahead` of ``row_batches`` with this reader's takes, within one budget
+        for all its passes (the row sizes seen so far); a remote table's with daemon threads
+        and at most :data:`REMOTE_IN_FLIGHT` fetches under way."""
+        seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
+        remote = self.is_remote
+        return read_ahead(
+            self._read_now,
+            row_batches,
+            options,
+            seen,
+            daemon=remote,
+            group_rows=GROUP_ROWS,
+            in_flight=REMOTE_IN_FLIGHT if remote else None,
+        )
+
+    @contextlib.contextmanager
+    def serving(self, fetched: Fetched | None) -> Iterator[None]:
+        """Within the block, reads are served from ``fetched`` (a batch fetched ahead) as far
+        as it holds their rows; what was served before comes back after."""
+        before, self._current = self._current, fetched
+        try:
+            yield
+        finally:
+            self._current = before
+
     @contextlib.contextmanager
     def reading_ahead(
         self, row_batches: Iterable[np.ndarray], options: ReadAheadBudget
@@ -646,17 +674,7 @@ class FrameReader:
         between, so that interleaved readers of one view each get their own batch. Leaving
         the block (a ``break``, an exception, ``close()`` of the caller) stops the read-ahead.
         """
-        seen = self.__dict__.setdefault("_ahead_seen", [0, 0])  # row sizes, across passes
-        remote = self.is_remote
-        fetched = read_ahead(
-            self._read_now,
-            row_batches,
-            options,
-            seen,
-            daemon=remote,
-            group_rows=GROUP_ROWS,
-            in_flight=REMOTE_IN_FLIGHT if remote else None,
-        )
+        fetched = self.fetch_ahead(row_batches, options)
 
         def next_batch() -> None:
             self._current = None

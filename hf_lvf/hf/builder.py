@@ -22,7 +22,7 @@ datasets' own glob, since it finds roots by their ``_metadata.json``.
 Modes. Both read only ``_metadata.json`` in the calling process; Lance is
 opened lazily by whichever process reads frames (pylance is not fork-safe).
 
-- ``streaming=True``: window-range shards (:func:`hf_lvf.hf.iterable.window_ranges`)
+- ``streaming=True``: window-range shards (:func:`hf_lvf.hf.iterable.shard_ranges`)
   as the list in ``gen_kwargs``; each shard reads through the core view, in
   batches, reusing frames across windows. Features are the core's (``video`` an
   ``Array4D``).
@@ -70,7 +70,7 @@ from ..read.samples import with_class_labels
 from ..read.windows import VideoWindows
 from .config import HfLvfConfig
 from .feature import WindowVideo
-from .feature import register as _register_feature
+from .feature import register_feature as _register_feature
 from .internals import (
     TypedExamplesIterable,
     make_key,
@@ -78,7 +78,7 @@ from .internals import (
     register_packaged_module,
     start_pools_safely,
 )
-from .iterable import READ_BATCH, default_num_shards, window_ranges
+from .iterable import READ_BATCH, default_num_shards, shard_ranges
 from .references import reference_table
 from .root_binding import process_view, stamp_of
 from .shards import shard_windows, split_clip_shards
@@ -251,7 +251,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
             per_shard = -(-total // default_num_shards(total))
         shards = []
         for root, size in zip(root_indices, sizes, strict=True):
-            for lo, hi in window_ranges(size, -(-size // per_shard)):
+            for lo, hi in shard_ranges(size, -(-size // per_shard)):
                 shards.append((len(shards), root, lo, hi))
         return shards
 

@@ -393,9 +393,9 @@ def _recalled(pixels: np.ndarray) -> list[tuple]:
     return list(_recent.get(_fingerprint(pixels), ()))
 
 
-def register() -> None:
+def register_feature() -> None:
     """Register ``WindowVideo`` and the window-aware formatters with ``datasets`` (idempotent)."""
     register_window_feature(WindowVideo, "WindowVideo")
 
 
-__all__ = ["WindowVideo", "register"]
+__all__ = ["WindowVideo", "register_feature"]

@@ -2,7 +2,7 @@
 
 Two things live here:
 
-- :func:`window_ranges`, the shard plan the builder streams with: contiguous
+- :func:`shard_ranges`, the shard plan the builder streams with: contiguous
   window ranges (plain ``(start, stop)`` pairs, never Lance objects), enough of
   them that 8 DataLoader workers, or 8 nodes, all get work even on a root of two
   long videos, and a power of two of them so that ``split_dataset_by_node``
@@ -12,7 +12,7 @@ Two things live here:
   shuffle is a full permutation of all windows per epoch (drawn from
   ``np.random.default_rng([seed, ...])`` with the epoch mixed in), not a
   shuffle buffer; shard ``s`` of ``k`` is the ``s``-th contiguous slice of that
-  permutation (cut by :func:`window_ranges`), so workers and nodes see every
+  permutation (cut by :func:`shard_ranges`), so workers and nodes see every
   window exactly once per epoch.
   Its ``state_dict()`` is ``(shard, window within shard)``; resuming starts
   reading at that window without decoding the ones before it.
@@ -40,7 +40,6 @@ from ..errors import ParameterError, ParameterTypeError
 from ..plan import check_integer
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
 from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
-from ..read import windows as _windows
 from ..read.orders import view_identity
 from ..read.windows import VideoWindows
 from .formatters import mark_windows
@@ -73,7 +72,7 @@ def default_num_shards(num_windows: int) -> int:
     return shards
 
 
-def window_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
+def shard_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
     """``num_shards`` contiguous ``(start, stop)`` ranges covering ``range(num_windows)``.
 
     The first ``num_windows % num_shards`` ranges hold one window more than the others.
@@ -83,7 +82,7 @@ def window_ranges(num_windows: int, num_shards: int) -> list[tuple[int, int]]:
     ranges are consecutive, so each rank holds as many of them as any other, within one.
 
     Examples:
-        >>> window_ranges(42, 4)
+        >>> shard_ranges(42, 4)
         [(0, 11), (11, 22), (22, 32), (32, 42)]
     """
     num_shards = max(1, min(num_shards, num_windows))
@@ -209,7 +208,7 @@ class _PermutedWindows(BaseExamplesIterable):
             yield from self._iter_elastic()
             return
         order = self.order()
-        ranges = window_ranges(len(order), self.total_shards)
+        ranges = shard_ranges(len(order), self.total_shards)
         state = self._state_dict
         first = state["shard_idx"] if state else 0
         skip = state["shard_example_idx"] if state else 0
@@ -490,14 +489,10 @@ def clip_options(
     return ClipSampling(clips_per_video=clips_per_video, mode=clip_sampling)
 
 
-# VideoWindows.to_iterable_dataset is this function; windows.py sits below this module and
-# never imports it, so the front end installs itself there.
-_windows.install_iterable_front_end(to_iterable_dataset)
-
 __all__ = [
     "WindowStream",
     "clip_options",
     "default_num_shards",
     "to_iterable_dataset",
-    "window_ranges",
+    "shard_ranges",
 ]

@@ -1,7 +1,7 @@
 """What the shards of ``load_dataset("hf_lvf", ...)`` read: the clip options, clip shards, rows.
 
 Without ``clips_per_video`` a shard is a range of window indices of one root
-(:func:`hf_lvf.hf.iterable.window_ranges`). With it, a shard is a range of *videos*,
+(:func:`hf_lvf.hf.iterable.shard_ranges`). With it, a shard is a range of *videos*,
 and reads the clips of those videos that the epoch draws (:class:`hf_lvf.plan.clips.ClipSampling`),
 video by video. A video always yields the same number of clips (``min(n, k)`` random,
 ``k`` uniform), so a shard's length is the same every epoch: ``state_dict()`` counts

@@ -31,8 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .. import frames
-from ..frames import Fetched, FrameReader, ReadAheadBudget, read_ahead
+from ..frames import Fetched, FrameReader, ReadAheadBudget
 from ..plan import WindowPlan
 from ..plan.elastic import (
     check_state,
@@ -228,13 +227,8 @@ class OrderedReads:
         if self.order is None or options.depth == 0:
             yield
             return
-        with self._lock:
-            before = self.reader._current
-            self.reader._current = self._fetched(idx, options)
-            try:
-                yield
-            finally:
-                self.reader._current = before
+        with self._lock, self.reader.serving(self._fetched(idx, options)):
+            yield
 
     def close(self) -> None:
         with self._lock:
@@ -282,17 +276,7 @@ class OrderedReads:
             rows = self._rows_to_fetch(batches)
         else:
             rows = self._plan.rows_to_fetch(self._start_rows, batches)
-        seen = self.reader.__dict__.setdefault("_ahead_seen", [0, 0])
-        remote = self.reader.is_remote
-        return read_ahead(
-            self.reader._read_now,
-            rows,
-            options,
-            seen,
-            daemon=remote,
-            group_rows=frames.GROUP_ROWS,
-            in_flight=frames.REMOTE_IN_FLIGHT if remote else None,
-        )
+        return self.reader.fetch_ahead(rows, options)
 
     def _epoch_order(self, epoch: int) -> np.ndarray:
         order = self._orders.get(epoch)

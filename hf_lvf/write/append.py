@@ -184,7 +184,7 @@ class AppendTarget:
 
     @functools.cached_property
     def span_fields(self) -> dict[str, str]:
-        """The fields of the root's spans (:func:`hf_lvf.write.videos.span_fields`)."""
+        """The fields of the root's spans (:func:`hf_lvf.write.videos.span_field_kinds`)."""
         options = self._store.get("storage_options")
         text = read_root_file(str(self.root), storage_options=options)
         return root_span_fields(text, where=self.layout.metadata_path)

@@ -27,7 +27,7 @@ from ..location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .frame_table import frame_table_schema, write_frame_table
 from .store_roots import check_store_uri, creating_store_root
 from .streams import entry_sizes
-from .videos import check_same_fields, check_same_span_fields, span_fields
+from .videos import check_same_fields, check_same_span_fields, span_field_kinds
 from .writer import atomic_root, check_same_encoding, write_metadata
 
 logger = logging.getLogger(__name__)
@@ -210,7 +210,7 @@ def _check_same_fields(inputs: list[tuple[RootLayout, dict[str, str]]]) -> pa.Sc
         for layout, options in inputs
     ]
     spans = [
-        span_fields(s for entry in raw_entry_objects(layout) for s in entry.get("spans") or ())
+        span_field_kinds(s for entry in raw_entry_objects(layout) for s in entry.get("spans") or ())
         for layout, _ in inputs
     ]
     first, seen = inputs[0][0].uri, (spans[0], inputs[0][0].uri)

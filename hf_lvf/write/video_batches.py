@@ -16,7 +16,7 @@ from ..errors import ParameterError, ParameterTypeError
 from ..frames import FRAME_SCHEMA
 from ..layout import VideoInfo
 from .streams import check_image, flat_columns, flat_fields, nest_columns, split_frame
-from .videos import VideoChecks, VideoInput, check_spans
+from .videos import VideoChecks, VideoInput, clean_spans
 
 # Frames per record batch handed to lance: bounds the writer's memory to a few MB.
 _ROWS_PER_BATCH = 32
@@ -284,7 +284,7 @@ def video_batches(
         if seen["T"] == 0:
             raise ParameterError(f"video {video.key!r} has no frames")
         if video.spans and video.num_frames is None:  # a length known only now
-            check_spans(video.key, video.spans, seen["T"])
+            clean_spans(video.key, video.spans, seen["T"])
         height, width = seen["size"]
         entry = VideoInfo(
             video_idx=len(entries),

@@ -103,7 +103,7 @@ def video_input(item: Any, position: int) -> VideoInput:
     if video.num_frames == 0:
         raise ParameterError(f"video {key!r} has no frames")
     if spans is not None:
-        video.spans = check_spans(key, spans, video.num_frames)
+        video.spans = clean_spans(key, spans, video.num_frames)
     return video
 
 
@@ -164,7 +164,7 @@ def _scalars(values: Mapping[str, Any], what: str, key: str) -> dict[str, Any]:
     return clean
 
 
-def check_spans(key: str, spans: Any, num_frames: int | None) -> list[dict[str, Any]]:
+def clean_spans(key: str, spans: Any, num_frames: int | None) -> list[dict[str, Any]]:
     """A video's spans as written to ``_metadata.json``: ``start_frame`` and ``end_frame``
     integers with ``0 <= start_frame < end_frame <= num_frames`` (when known), then their
     scalar fields.
@@ -222,7 +222,7 @@ def check_spans(key: str, spans: Any, num_frames: int | None) -> list[dict[str, 
     return clean
 
 
-def span_fields(spans: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def span_field_kinds(spans: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """``{field: kind}`` of the fields of ``spans`` (not their bounds), ``kind`` the JSON kind
     of their non-null values: ``"string"``, ``"number"``, ``"bool"`` (``"null"``: none)."""
     kinds: dict[str, str] = {}
@@ -250,7 +250,7 @@ def check_same_span_fields(
     fields: Mapping[str, str], expected: Mapping[str, str], *, what: str, where: str
 ) -> None:
     """Raise ValueError if spans with ``fields`` cannot join spans with ``expected`` (both
-    from :func:`span_fields`): every span of a root has the same fields, of the same kinds.
+    from :func:`span_field_kinds`): every span of a root has the same fields, of the same kinds.
     Spans on one side only agree with any: a video may have no spans."""
     mixed = [name for name, kind in fields.items() if kind == "mixed"]
     if mixed:
@@ -297,7 +297,7 @@ class _Videos(msgspec.Struct):
 
 
 def root_span_fields(text: bytes, *, where: str = "_metadata.json") -> dict[str, str]:
-    """:func:`span_fields` of every span of a root, from its ``_metadata.json`` text (only
+    """:func:`span_field_kinds` of every span of a root, from its ``_metadata.json`` text (only
     the spans are decoded).
 
     Raises:
@@ -307,7 +307,7 @@ def root_span_fields(text: bytes, *, where: str = "_metadata.json") -> dict[str,
         videos = msgspec.json.decode(text, type=_Videos).videos
     except msgspec.ValidationError as err:
         raise LayoutError(f"{where}: {err} (spans are a list of objects, FORMAT.md)") from None
-    return span_fields(span for video in videos for span in video.spans or ())
+    return span_field_kinds(span for video in videos for span in video.spans or ())
 
 
 class VideoChecks:
@@ -317,7 +317,7 @@ class VideoChecks:
     Args:
         schema: the Lance schema every video's rows must have (the root's, or the first
             video's); ``where``: whose it is, for messages.
-        spans: the root's :func:`span_fields` (empty for a new root).
+        spans: the root's :func:`span_field_kinds` (empty for a new root).
         known_keys: the keys already in the root.
     """
 
@@ -346,7 +346,7 @@ class VideoChecks:
         what = f"video {video.key!r}"
         schema = with_streams(video.schema, self.streams)
         check_same_fields(schema, self.schema, what=what, where=self.where)
-        fields = span_fields(video.spans)
+        fields = span_field_kinds(video.spans)
         check_same_span_fields(fields, self.spans, what=what, where=self.spans_where)
         if fields and not self.spans:
             self.spans, self.spans_where = fields, what
