@@ -23,7 +23,7 @@ from PIL import Image
 from hf_lvf import VideoWindows, __version__
 from hf_lvf.card.preview import SHEET_COLUMNS
 
-COMMANDS = ("info", "show", "convert", "merge", "card", "push", "demo")
+COMMANDS = ("info", "show", "convert", "merge", "add-proxy", "card", "push", "demo")
 
 
 def hf_lvf(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:

@@ -394,7 +394,16 @@ def test_cli_reference_has_every_command_and_option() -> None:
     text = _docs_hooks().cli_reference()
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices
-    assert list(commands) == ["info", "show", "convert", "merge", "card", "push", "demo"]
+    assert list(commands) == [
+        "info",
+        "show",
+        "convert",
+        "merge",
+        "add-proxy",
+        "card",
+        "push",
+        "demo",
+    ]
     for name, command in commands.items():
         assert f"## hf-lvf {name} {{#hf-lvf-{name}}}" in text
         for action in command._actions:

@@ -64,22 +64,33 @@ def test_frames_are_the_episode_frames_none_shifted(tmp_path: Path) -> None:
     assert not np.array_equal(source[5], source[6])
 
 
-def test_two_cameras_one_root_each_same_numbering(tmp_path: Path) -> None:
-    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+def test_two_cameras_one_root_every_camera_a_stream(tmp_path: Path) -> None:
+    columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
     summary = convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
-    assert summary.num_videos == 3 and summary.num_frames == 32
-    tables = {cam: _table(tmp_path / "root" / cam) for cam in (TOP, WRIST)}
-    metas = {
-        cam: json.loads((tmp_path / "root" / cam / "_metadata.json").read_text())
-        for cam in (TOP, WRIST)
+    assert summary.num_videos == 3 and summary.num_frames == 16
+    assert sorted(p.name for p in (tmp_path / "root").iterdir() if p.is_dir()) == [
+        "_transactions",
+        "_versions",
+        "data",
+    ]  # one root, not one per camera
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["video_column"] == TOP
+    assert meta["streams"] == {
+        WRIST: {"H": 64, "W": 64, "encoding": "png", "quality": None, "lossless": True}
     }
-    for key in ("video_id", "frame_idx", "timestamp", "index"):
-        assert tables[TOP].column(key).to_pylist() == tables[WRIST].column(key).to_pylist()
-    assert [(v["key"], v["T"], v["start_row"]) for v in metas[TOP]["videos"]] == [
-        (v["key"], v["T"], v["start_row"]) for v in metas[WRIST]["videos"]
-    ]
-    assert tables[TOP].column("bytes").to_pylist() != tables[WRIST].column("bytes").to_pylist()
-    assert metas[WRIST]["lineage"]["camera"] == WRIST
+    table = _table(tmp_path / "root").flatten().flatten()
+    # The per-frame fields are stored once, beside both cameras.
+    assert table.column_names.count("observation.state") == 1
+    np.testing.assert_array_equal(
+        np.stack(table.column("observation.state").to_numpy(zero_copy_only=False)),
+        columns["observation.state"],
+    )
+    for camera, name in ((TOP, "bytes"), (WRIST, f"{WRIST}")):
+        stored = [np.asarray(Image.open(io.BytesIO(b))) for b in table.column(name).to_pylist()]
+        source = decode_rgb(tmp_path / f"ds/videos/{camera}/chunk-000/file-000.mp4")
+        for i, (a, b) in enumerate(zip(stored, source, strict=True)):
+            np.testing.assert_array_equal(a, b, err_msg=f"{camera} frame {i}")
+    assert table.column("bytes").to_pylist() != table.column(WRIST).to_pylist()
 
 
 def test_one_camera_of_two(tmp_path: Path) -> None:
@@ -192,10 +203,10 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
     convert_videos(tmp_path / "one", out, workers=0)
     write_lerobot(tmp_path / "ds", lengths=(4, 6), cameras=(TOP, WRIST))
     convert_videos(tmp_path / "ds", out, workers=0, mode="overwrite")
-    assert sorted(p.name for p in out.iterdir()) == [TOP, WRIST]  # no old _metadata.json
-    old = {cam: _episodes(out / cam) for cam in (TOP, WRIST)}
-    assert old == {cam: [("ds/episode_000000", 4), ("ds/episode_000001", 6)] for cam in old}
-    # a failure in the second camera, after the first is complete, leaves both as they were
+    old = _episodes(out)
+    assert old == [("ds/episode_000000", 4), ("ds/episode_000001", 6)]
+    assert WRIST in json.loads((out / "_metadata.json").read_text())["streams"]
+    # a failure in the second camera leaves the root as it was
     write_lerobot(tmp_path / "new", lengths=(3, 3, 3), cameras=(TOP, WRIST))
     video = tmp_path / f"new/videos/{WRIST}/chunk-000/file-000.mp4"
     video.write_bytes(b"\x00" * 64 + video.read_bytes()[64:200])
@@ -204,8 +215,84 @@ def test_overwrite_with_two_cameras_replaces_what_was_there_or_leaves_it(tmp_pat
         pytest.raises(VideoDecodeError, match="none of the 3 input videos"),
     ):
         convert_videos(tmp_path / "new", out, workers=0, mode="overwrite")
-    assert {cam: _episodes(out / cam) for cam in (TOP, WRIST)} == old
+    assert _episodes(out) == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "new", "one", "root"]
     with pytest.raises(ValueError, match=r"is inside '.*/new', which overwrite=True"):
         convert_videos(tmp_path / "new", tmp_path / "new", workers=0, mode="overwrite")
     assert (tmp_path / "new" / "meta" / "info.json").is_file()
+
+
+def test_cameras_in_the_order_asked_and_appended_to(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=[WRIST, TOP])
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["video_column"] == WRIST and list(meta["streams"]) == [TOP]
+    # A second dataset of the same cameras grows the root: its episodes carry both cameras.
+    write_lerobot(tmp_path / "ds2", lengths=(3, 3), cameras=(TOP, WRIST))
+    convert_videos(
+        tmp_path / "ds2", tmp_path / "root", workers=0, camera=[WRIST, TOP], mode="append"
+    )
+    table = _table(tmp_path / "root").flatten().flatten()
+    assert table.num_rows == 16 + 6 and table.column(TOP).null_count == 0
+
+
+def test_proxies_written_with_the_conversion(tmp_path: Path) -> None:
+    write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, proxies=[32])
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())
+    assert meta["streams"]["proxy_32"] == {
+        "proxy_of": "bytes",
+        "H": 32,
+        "W": 32,
+        "encoding": "jpeg",
+        "quality": 90,
+        "size": 32,
+    }
+    assert list(meta["streams"]) == [WRIST, "proxy_32"]
+    with pytest.raises(ValueError, match="proxies= writes proxies into a new root"):
+        convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, proxies=[32], mode="append")
+
+
+def test_meta_kept_fps_features_and_stats_over_every_data_file(tmp_path: Path) -> None:
+    """What a policy reads of LeRobotDataset.meta: fps, features and per-field stats (mean,
+    std, min, max per element), computed at conversion over all data files (two here)."""
+    columns = write_lerobot(tmp_path / "ds", split=2)
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0)
+    meta = json.loads((tmp_path / "root/_metadata.json").read_text())["lerobot"]
+    info = json.loads((tmp_path / "ds/meta/info.json").read_text())
+    assert meta["fps"] == FPS and meta["features"] == info["features"]
+    for name in ("observation.state", "action"):
+        values = columns[name].astype(np.float64)
+        stats = meta["stats"][name]
+        np.testing.assert_allclose(stats["mean"], values.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(stats["std"], values.std(0), rtol=1e-6)
+        np.testing.assert_array_equal(stats["min"], values.min(0))
+        np.testing.assert_array_equal(stats["max"], values.max(0))
+        assert stats["count"] == [16]
+
+
+def test_two_cameras_read_back_through_video_windows(tmp_path: Path) -> None:
+    """A 2-camera conversion is a root hf_lvf reads: both cameras' pixels exact (PNG), the
+    per-frame fields beside them, each window's frames those of its episode."""
+    from hf_lvf import VideoWindows
+
+    columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    sources = {
+        camera: np.stack(decode_rgb(tmp_path / f"ds/videos/{camera}/chunk-000/file-000.mp4"))
+        for camera in (TOP, WRIST)
+    }
+    view = VideoWindows(tmp_path / "root", window_length=3)
+    assert view.streams == {WRIST: (64, 64)}
+    starts = np.cumsum([0, *(v.num_frames for v in view.videos)])
+    seen = 0
+    for sample in view.iter_samples():
+        rows = starts[sample["video_idx"]] + np.asarray(sample["frame_indices"])
+        np.testing.assert_array_equal(sample["video"], sources[TOP][rows])
+        np.testing.assert_array_equal(sample[WRIST], sources[WRIST][rows])
+        np.testing.assert_array_equal(
+            sample["observation.state"], columns["observation.state"][rows]
+        )
+        seen += 1
+    assert seen == len(view) > 0
+    assert not np.array_equal(sources[TOP], sources[WRIST])  # the cameras differ

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from ..errors import LayoutError, ParameterError
 from ..frames import FrameField, FrameReader, field_values, frame_fields
 from ..layout import MISSING_VALUES, RootLayout, read_layout
+from ..layout.image_streams import stream_names
 from ..layout.spans import layout_spans
 from ..location import pin_root, root_size_bytes
 from ..plan import (
@@ -640,7 +641,7 @@ def frame_field_stats(
         HubError, OSError: a remote table could not be read.
     """
     dataset = FrameReader(layout, storage_options).dataset
-    fields = frame_fields(dataset.schema, where=layout.uri)
+    fields = frame_fields(dataset.schema, where=layout.uri, streams=stream_names(layout.header))
     if not fields:
         return {}
     top = list(dict.fromkeys(f.column[0] for f in fields.values()))

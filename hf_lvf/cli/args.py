@@ -281,6 +281,23 @@ def _add_merge_parser(sub: argparse._SubParsersAction) -> None:
     merge.add_argument("--overwrite", action="store_true", help="replace an existing DEST")
 
 
+def _add_proxy_parser(sub: argparse._SubParsersAction) -> None:
+    proxy = _command(
+        sub,
+        "add-proxy",
+        "add a smaller copy of every frame to a root (a proxy stream)",
+        "Add to ROOT a proxy stream: every frame again, its shorter side SIZE pixels, so "
+        "that reads of frames that small decode it instead of the full frame. The frames' "
+        "data files are not touched; the new version is published atomically.",
+        "hf-lvf add-proxy clips --size 224",
+    )
+    proxy.add_argument("root", metavar="ROOT", help="the root (local folder or s3://...)")
+    proxy.add_argument("--size", type=int, default=224, help="the shorter side (224)")
+    proxy.add_argument("--codec", choices=("jpeg", "webp", "png"), default="jpeg")
+    proxy.add_argument("--quality", type=int, default=90, help="the encoder's quality (90)")
+    proxy.add_argument("--name", help="the stream's name (default: proxy_SIZE)")
+
+
 def _add_push_parser(sub: argparse._SubParsersAction) -> None:
     push = _command(
         sub,
@@ -367,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_show_parser,
         _add_convert_parser,
         _add_merge_parser,
+        _add_proxy_parser,
         _add_card_parser,
         _add_push_parser,
         _add_demo_parser,

@@ -203,11 +203,33 @@ def _window_options(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
+def _add_proxy(args: argparse.Namespace) -> int:
+    from ..write.proxies import add_proxy
+
+    started = time.perf_counter()
+    root = add_proxy(
+        args.root,
+        args.size,
+        codec=args.codec,
+        quality=args.quality,
+        name=args.name,
+        storage_options=args.storage_options,
+    )
+    rows = [
+        ("root", str(root)),
+        ("stream", args.name or f"proxy_{args.size}"),
+        ("time", f"{time.perf_counter() - started:.2f} s"),
+    ]
+    _print_rows(rows)
+    return 0
+
+
 _COMMANDS = {
     "info": _info,
     "show": _show,
     "convert": _convert,
     "merge": _merge,
+    "add-proxy": _add_proxy,
     "card": _card,
     "push": _push,
     "demo": _demo,

@@ -19,6 +19,8 @@ from ..location import is_object_store_uri, lance_options
 from ..plan import Crop
 from ..processes import check_main_guard
 from ..write.append import WriteMode, resolve_mode
+from ..write.proxies import add_proxy
+from ..write.streams import stream_entries
 from .appending import (
     _destination,
     _known_labels,
@@ -27,7 +29,7 @@ from .appending import (
 )
 from .decoding import OnError, _FrameOptions, _import_av
 from .entries import _entries, check_field_schemas, check_joins
-from .imports import Resolved, cameras_of, each_camera, import_scratch, lerobot_files, resolve
+from .imports import Resolved, cameras_of, import_scratch, lerobot_files, resolve
 from .pool import (
     _TASKS_PER_WORKER,
     _convert_one,
@@ -71,6 +73,7 @@ def convert_videos(
     spans: Any = None,
     frame_values: Any = None,
     splits: Splits = "auto",
+    proxies: Sequence[int] = (),
 ) -> ConversionSummary:
     """Convert video files, or a dataset that holds videos, to a new lance-video-frames root.
 
@@ -100,9 +103,11 @@ def convert_videos(
         lineage: free-form provenance merged into ``_metadata.json``'s ``lineage``.
         progress: show a progress bar.
         storage_options: lance's options for a root on an object store.
-        camera: a LeRobot dataset's camera(s) to convert (default: all, a root each).
+        camera: a LeRobot dataset's camera(s) to convert (default: all, into one root: the
+            first in ``bytes``, every other one an image stream of its key).
         spans: captioned time spans keyed by file (a table or a .csv/.jsonl/.parquet file).
         frame_values: per-frame values keyed by file and frame or timestamp.
+        proxies: shorter sides (``[224]``) of proxy streams written into each new root.
         splits: ``"auto"`` (one root per split found) or ``"none"`` (one root).
 
     Returns:
@@ -127,7 +132,6 @@ def convert_videos(
         >>> summary.num_videos, summary.n_skipped  # doctest: +SKIP
         (120, 1)
     """
-    arguments = dict(locals())
     started = time.perf_counter()
     check_splits(splits)
     mode = resolve_mode(mode, overwrite)
@@ -141,6 +145,7 @@ def convert_videos(
         crop=crop,
         fidelity=fidelity,
     )
+    proxies = _check_proxies(proxies, mode)
     check_workers(workers, executor)
     if executor is None and workers != 0:
         check_main_guard("convert_videos")  # before its worker processes would re-run the script
@@ -148,9 +153,7 @@ def convert_videos(
     files = lerobot_files(inputs)
     if files is not None:
         cameras = cameras_of(files, camera)
-        if len(cameras) > 1:
-            return each_camera(convert_videos, arguments, cameras, started)
-        camera = cameras[0]
+        camera = cameras[0] if len(cameras) == 1 else cameras
     elif camera is not None:
         raise ParameterError(f"camera={camera!r} is for a LeRobot dataset; {inputs!r} is none")
     known_labels = _known_labels(root, mode, storage_options)
@@ -168,7 +171,7 @@ def convert_videos(
             frame_values=frame_values,
             storage_options=storage_options,
         )
-        run = (options, started, workers, executor, lineage, progress, storage_options)
+        run = (options, started, workers, executor, lineage, progress, storage_options, proxies)
         groups = split_sources(resolved, known_labels, splits)  # and label names -> ClassLabel
         convert = functools.partial(_convert, run=run)  # (part, root, mode): one root
         return convert_splits(convert, resolved, groups, root, mode, storage_options, started)
@@ -180,7 +183,7 @@ def _convert(
     """Convert ``resolved`` to the one root ``root``; ``run``: ``(options, started, workers,
     executor, lineage, progress, storage_options)`` of :func:`convert_videos`."""
     options: _FrameOptions = run[0]
-    started, workers, executor, lineage, progress, storage_options = run[1:]
+    started, workers, executor, lineage, progress, storage_options, proxies = run[1:]
     sources, label_names = resolved.sources, resolved.label_names
     for where, reason in resolved.skipped:
         if options.on_error == "raise":
@@ -301,6 +304,8 @@ def _convert(
             )
         else:
             metadata = {"n_skipped": len(skipped), "lineage": provenance, "measured": measured}
+            metadata |= _streams(converted, entries, options, resolved.lineage)
+            metadata["header"] = resolved.header
             _write_new_root(
                 scratch,
                 folder,
@@ -312,6 +317,8 @@ def _convert(
                 converted[0].schema or FRAME_SCHEMA,
                 storage_options,
             )
+    for size in proxies:  # the root is complete: each proxy one more atomic version
+        add_proxy(root, size, storage_options=storage_options)
     return ConversionSummary(
         root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
         num_videos=len(entries),
@@ -319,6 +326,43 @@ def _convert(
         skipped=tuple(SkippedVideo(p, r) for p, r in duplicates) + skipped,
         seconds=time.perf_counter() - started,
     )
+
+
+def _check_proxies(proxies: Any, mode: str) -> tuple[int, ...]:
+    if isinstance(proxies, (str, int)) or not all(
+        isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in proxies
+    ):
+        raise ParameterError(f"proxies must be a list of positive ints (sides), got {proxies!r}")
+    if proxies and mode == "append":
+        raise ParameterError(
+            "proxies= writes proxies into a new root; an appended video would have none: "
+            "convert without proxies, or convert to a new root"
+        )
+    return tuple(proxies)
+
+
+def _streams(
+    converted: list[_Result],
+    entries: list[dict[str, Any]],
+    options: _FrameOptions,
+    lineage: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``video_column`` and ``streams`` of a new root (a LeRobot root: its first camera, and
+    its other cameras as image streams, FORMAT.md); each entry states its streams' sizes
+    where they differ from the root's."""
+    found: dict[str, Any] = {}
+    if lineage.get("source_format") == "lerobot":
+        found["video_column"] = lineage.get("camera", "video")
+    names = list(converted[0].stream_sizes)
+    if names:
+        sizes = [r.stream_sizes for r in converted]
+        found["streams"], own = stream_entries(
+            names, sizes, codec=options.codec, quality=options.quality, lossless=options.lossless
+        )
+        for entry, differ in zip(entries, own, strict=True):
+            if differ:
+                entry["streams"] = differ
+    return found
 
 
 def _progress_bar(total: int, *, enabled: bool) -> Any:

@@ -206,10 +206,13 @@ def _write_new_root(
         n_skipped=facts["n_skipped"],
         lineage=facts["lineage"],
         schema=schema,
+        video_column=facts.get("video_column", "video"),
+        streams=facts.get("streams"),
     )
     if facts["measured"] is not None:
         metadata["fidelity"] = fidelity_summary(entries, facts["measured"])
     metadata["crop"] = options.crop
+    metadata.update(facts.get("header") or {})  # an importer's own fields (LeRobot's meta)
     if label_names is not None:
         metadata["label_names"] = label_names
     _write_new_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})

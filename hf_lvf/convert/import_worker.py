@@ -9,9 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..frames import columns_schema, frame_columns
+from ..frames import FRAME_SCHEMA, columns_schema, frame_columns
 from ..location import is_hub_uri
 from ..location.hub import fetch_hub_file
+from ..write.streams import flat_columns, nest_columns, nested_fields
 from .lerobot import episode_values
 from .source_parts import Clip, _BadClip
 
@@ -85,14 +86,27 @@ def with_fields(
             raise _BadClip(
                 f"it has more frames than its {num_frames} per-frame values: one value per frame"
             )
-        arrays = list(batch.columns) + [c.slice(done, n) for c in columns.values()]
-        names = list(batch.schema.names) + list(columns)
-        yield pa.RecordBatch.from_arrays(arrays, names=names)
+        if batch.num_columns > len(FRAME_SCHEMA):  # image streams: one struct tree with fields
+            yield _merged(batch, {name: c.slice(done, n) for name, c in columns.items()})
+        else:
+            arrays = list(batch.columns) + [c.slice(done, n) for c in columns.values()]
+            names = list(batch.schema.names) + list(columns)
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
         done += n
     if num_frames is not None and done != num_frames:
         raise _BadClip(
             f"it has {done} frames but {num_frames} per-frame values: one value per frame"
         )
+
+
+def _merged(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.RecordBatch:
+    """``batch`` (frame columns and image streams) with the per-frame ``columns``, dotted
+    names of both nested into one set of struct columns: fields first, then streams."""
+    streams = {name: batch.column(name) for name in batch.schema.names[len(FRAME_SCHEMA) :]}
+    leaves = {**flat_columns(columns), **flat_columns(streams)}
+    fields = nested_fields([(name, array.type) for name, array in leaves.items()])
+    arrays = [*batch.columns[: len(FRAME_SCHEMA)], *nest_columns(leaves, fields)]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([*FRAME_SCHEMA, *fields]))
 
 
 def _table_length(table: Any) -> int:

@@ -7,22 +7,18 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError
 from ..hf.video_rows import hub_dataset, is_video_dataset, saved_dataset
-from ..location import is_hub_uri, is_object_store_uri, join_uri, lance_options, parse_hub_uri
-from ..write.append import resolve_mode
-from ..write.folders import check_outside, folder_of_roots
+from ..location import is_hub_uri, is_object_store_uri, parse_hub_uri
 from .hf_datasets import dataset_sources, has_videos, hub_folder_sources
 from .lerobot import is_lerobot, lerobot_cameras, lerobot_sources
 from .repo_files import RepoFiles
 from .sources import _collect_sources, _Source
-from .summary import ConversionSummary
 from .tables import attach_frame_values, attach_spans
 from .webdataset import is_shards, shard_sources, uniform_metadata
 
@@ -36,6 +32,7 @@ class Resolved:
     lineage: dict[str, Any] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why), before decoding
     source_options: dict[str, str] | None = None  # for workers fetching hf:// files
+    header: dict[str, Any] = field(default_factory=dict)  # more top-level _metadata.json fields
 
 
 @contextlib.contextmanager
@@ -107,7 +104,7 @@ def resolve(
     extensions: Sequence[str],
     known_labels: Sequence[str] | None,
     fps: float | None,
-    camera: str | None,
+    camera: str | Sequence[str] | None,
     files: RepoFiles | None,
     scratch: Path | None,
     spans: Any = None,
@@ -130,7 +127,7 @@ def _resolve(
     extensions: Sequence[str],
     known_labels: Sequence[str] | None,
     fps: float | None,
-    camera: str | None,
+    camera: str | Sequence[str] | None,
     files: RepoFiles | None,
     scratch: Path | None,
     storage_options: Any = None,
@@ -142,8 +139,11 @@ def _resolve(
     (``storage_options``: the store's options).
     """
     if files is not None and camera is not None:
-        found = lerobot_sources(files, camera, fps=fps)
-        return Resolved(found.sources, None, found.lineage, [], files.storage_options)
+        cameras = [camera] if isinstance(camera, str) else list(camera)
+        found = lerobot_sources(files, cameras[0], fps=fps, streams=tuple(cameras[1:]))
+        return Resolved(
+            found.sources, None, found.lineage, [], files.storage_options, {"lerobot": found.meta}
+        )
     if is_video_dataset(inputs):
         assert scratch is not None
         rows = dataset_sources(inputs, scratch)
@@ -179,32 +179,3 @@ def _resolve(
         inputs, extensions=extensions, known_labels=known_labels
     )
     return Resolved(sources, label_names)
-
-
-def each_camera(
-    convert: Callable[..., ConversionSummary],
-    arguments: dict[str, Any],
-    cameras: list[str],
-    started: float,
-) -> ConversionSummary:
-    """A LeRobot dataset of several cameras: one root per camera, ``root/<camera>``, written
-    as one (see :mod:`hf_lvf.write.folders`): a failure leaves what was at ``root`` as it was,
-    an overwrite replaces it once every camera is complete."""
-    root, mode = arguments["root"], resolve_mode(arguments["mode"], arguments["overwrite"])
-    summaries = []
-    options = lance_options(arguments["storage_options"]) or None
-    dataset = arguments["inputs"]
-    if isinstance(dataset, (str, os.PathLike)) and Path(dataset).is_dir():  # a local dataset
-        check_outside(root, [os.path.abspath(dataset)], mode)
-    with folder_of_roots(root, cameras, mode, options) as (folder, how):
-        for camera in cameras:
-            target = join_uri(str(folder), camera) if is_object_store_uri(str(root)) else None
-            at = {"root": target or Path(folder) / camera, "mode": how, "overwrite": False}
-            summaries.append(convert(**{**arguments, **at, "camera": camera}))
-    return ConversionSummary(
-        root=str(root) if is_object_store_uri(str(root)) else Path(root).absolute(),
-        num_videos=summaries[0].num_videos,
-        num_frames=sum(s.num_frames for s in summaries),
-        skipped=summaries[0].skipped,
-        seconds=time.perf_counter() - started,
-    )

@@ -9,12 +9,15 @@ The layout (LeRobot v3, ``codebase_version`` ``v3.0``): ``meta/info.json`` (``fp
 ``to_timestamp``), ``meta/tasks.parquet``, ``data/chunk-*/file-*.parquet`` (per frame) and
 ``videos/<camera>/chunk-*/file-*.mp4`` (several episodes a file).
 
-Cameras: one root per camera, all with the same videos (episodes), frame numbering and
-per-frame fields, so windows ``i`` of each are the same frames of the same episode.
+Cameras: one root; the first camera (or the first asked for) is ``bytes`` and
+``video_column``, every other one an image stream of its key (FORMAT.md, "Image streams"),
+each decoded at its own ``from_timestamp`` plus the frame's ``timestamp``; the per-frame
+fields are stored once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -46,6 +49,9 @@ class LeRobotImport:
     fps: float
     cameras: tuple[str, ...]
     lineage: dict[str, Any]
+    #: ``fps``, ``features`` (info.json's) and ``stats`` (:func:`field_stats`), kept in the
+    #: root's ``_metadata.json`` under ``lerobot``: what a policy reads of LeRobotDataset.meta.
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def is_lerobot(files: RepoFiles) -> bool:
@@ -124,8 +130,11 @@ def _values(column: pa.ChunkedArray, name: str) -> Any | None:
     return values.reshape((len(column), *shape))
 
 
-def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) -> LeRobotImport:
-    """The episodes of a LeRobot v3 dataset as sources for ``camera``.
+def lerobot_sources(
+    files: RepoFiles, camera: str, *, fps: float | None = None, streams: tuple[str, ...] = ()
+) -> LeRobotImport:
+    """The episodes of a LeRobot v3 dataset as sources for ``camera`` (``bytes``), with the
+    cameras ``streams`` as image streams.
 
     Raises:
         ValueError: not a v3 dataset, an unknown camera, ``fps`` other than the dataset's, or
@@ -134,11 +143,12 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
     """
     info = _info(files)
     cameras = tuple(k for k, v in info["features"].items() if v.get("dtype") == "video")
-    if camera not in cameras:
-        raise ParameterError(
-            f"camera {camera!r} is not a video feature of LeRobot dataset {files.folder!r} "
-            f"(its cameras: {list(cameras)!r})"
-        )
+    for name in (camera, *streams):
+        if name not in cameras:
+            raise ParameterError(
+                f"camera {name!r} is not a video feature of LeRobot dataset {files.folder!r} "
+                f"(its cameras: {list(cameras)!r})"
+            )
     rate = float(info["fps"])
     if fps is not None and float(fps) != rate:
         raise ParameterError(
@@ -160,30 +170,108 @@ def lerobot_sources(files: RepoFiles, camera: str, *, fps: float | None = None) 
         by_data_file.setdefault(where, []).append(episode)
     videos = [
         video_path.format(
-            video_key=camera,
-            chunk_index=e[f"videos/{camera}/chunk_index"],
-            file_index=e[f"videos/{camera}/file_index"],
+            video_key=name,
+            chunk_index=e[f"videos/{name}/chunk_index"],
+            file_index=e[f"videos/{name}/file_index"],
         )
+        for name in (camera, *streams)
         for e in episodes
     ]
     files.prefetch_behind(list(dict.fromkeys(videos)))  # while the workers start
     files.prefetch([data_path.format(chunk_index=c, file_index=f) for c, f in sorted(by_data_file)])
     sources = []
+    stats = _FieldStats()
     for (chunk, file_index), group in sorted(by_data_file.items()):
         rel = data_path.format(chunk_index=chunk, file_index=file_index)
-        # Only what places the frames: the workers read each episode's columns themselves.
-        data = _read_parquet(files, rel, columns=["episode_index", "frame_index", "timestamp"])
+        # What places the frames, and the fields' statistics: the workers read each episode's
+        # columns themselves.
+        data = _read_parquet(files, rel)
+        stats.add(data)
+        data = data.select(["episode_index", "frame_index", "timestamp"])
         index = data.column("episode_index").to_numpy()
         for episode in group:
             rows = data.filter(pa.array(index == episode["episode_index"]))
-            sources.append(
-                _episode_source(files, episode, rows, camera, video_path, rate, tasks, rel)
-            )
+            source = _episode_source(files, episode, rows, camera, video_path, rate, tasks, rel)
+            sources.append(_with_cameras(source, files, episode, rows, streams, video_path))
     lineage = files.lineage("lerobot") | {
         "camera": camera,
+        **({"cameras": [camera, *streams]} if streams else {}),
         "codebase_version": info.get("codebase_version"),
     }
-    return LeRobotImport(sources, rate, cameras, lineage)
+    meta = {"fps": rate, "features": info["features"], "stats": stats.result()}
+    return LeRobotImport(sources, rate, cameras, lineage, meta)
+
+
+class _FieldStats:
+    """``mean``, ``std``, ``min``, ``max`` and ``count`` of every numeric per-frame column, per
+    element of a vector (as LeRobot's ``meta/stats.json`` has them), over all the frames of
+    the data files added (float64 sums: one pass, any number of files)."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, list[Any]] = {}
+
+    def add(self, table: pa.Table) -> None:
+        for name in table.column_names:
+            values = _values(table.column(name), name)
+            if values is None or isinstance(values, list) or not len(values):
+                continue
+            data = np.asarray(values, np.float64).reshape(len(values), -1)
+            got = self._sums.get(name)
+            part = [len(data), data.sum(0), (data**2).sum(0), data.min(0), data.max(0)]
+            if got is None:
+                self._sums[name] = part
+            elif got[1].shape == part[1].shape:
+                got[0] += part[0]
+                got[1], got[2] = got[1] + part[1], got[2] + part[2]
+                got[3], got[4] = np.minimum(got[3], part[3]), np.maximum(got[4], part[4])
+
+    def result(self) -> dict[str, dict[str, list[float]]]:
+        out = {}
+        for name, (count, total, squares, low, high) in self._sums.items():
+            mean = total / count
+            std = np.sqrt(np.maximum(squares / count - mean**2, 0.0))
+            out[name] = {
+                "mean": mean.tolist(),
+                "std": std.tolist(),
+                "min": low.tolist(),
+                "max": high.tolist(),
+                "count": [int(count)],
+            }
+        return out
+
+
+def _camera_clip(
+    files: RepoFiles, episode: dict[str, Any], rows: pa.Table, camera: str, video_path: str
+) -> tuple[str, tuple[float, ...]]:
+    """``(the camera's video file, the times of the episode's frames in it)``: LeRobot's query,
+    ``from_timestamp`` (float64) plus the frame's float32 ``timestamp``."""
+    start = float(episode[f"videos/{camera}/from_timestamp"])
+    stamps = rows.sort_by("frame_index").column("timestamp").to_numpy().astype(np.float32)
+    rel = video_path.format(
+        video_key=camera,
+        chunk_index=episode[f"videos/{camera}/chunk_index"],
+        file_index=episode[f"videos/{camera}/file_index"],
+    )
+    return rel, tuple(start + float(t) for t in stamps)
+
+
+def _with_cameras(
+    source: _Source,
+    files: RepoFiles,
+    episode: dict[str, Any],
+    rows: pa.Table,
+    streams: tuple[str, ...],
+    video_path: str,
+) -> _Source:
+    """``source`` with the cameras ``streams`` as image streams of its clip."""
+    if not streams:
+        return source
+    extra = []
+    for name in streams:
+        rel, times = _camera_clip(files, episode, rows, name, video_path)
+        extra.append((name, files.uri(rel), times))
+    clip = dataclasses.replace(source.clip, streams=tuple(extra))
+    return dataclasses.replace(source, clip=clip)
 
 
 def _episode_source(

@@ -26,6 +26,7 @@ from ..location import (
     write_store_file,
 )
 from ..write.frame_table import write_fragments
+from ..write.streams import with_streams
 from ..write.writer import frame_batches, frame_encoder
 from .decoding import _BadVideo, _Decoder, _FrameOptions, _import_av, _sha256
 from .fidelity import FidelityMeter
@@ -84,6 +85,7 @@ class _Result:
     frames_measured: int = 0
     field_schema: str = ""  # its per-frame columns, which every video of a root shares
     schema: Any = None  # its Lance schema (FRAME_SCHEMA + the per-frame columns)
+    stream_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # other cameras
 
 
 class _Cancelled(Exception):
@@ -206,15 +208,24 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
 
     encode = frame_encoder(o.codec, o.quality, o.lossless)
     meter = FidelityMeter(encode, lambda: decoder.expected_frames) if o.fidelity else None
+    names = [name for name, _, _ in clip.streams]
+    stream_sizes: dict[str, tuple[int, int]] = {}
     try:
         checksum = task.checksum or clip_checksum(file, clip) or _sha256(file)
+        frames = decoder.frames()
+        if names:  # other cameras: each frame a mapping of its images, one per camera
+            frames = _with_cameras(frames, clip, task)
         batches = frame_batches(
             task.video_id,
             task.path,
-            decoder.frames(),
+            frames,
             encode=encode,
             on_frame=on_frame,
             encode_threads=task.encode_threads,
+            streams=names,
+            video_column="bytes",
+            stream_sizes=stream_sizes,
+            schema=with_streams(FRAME_SCHEMA, names),
             **({} if meter is None else {"on_encoded": meter.measure}),
         )
         if on_batch is None:
@@ -255,7 +266,33 @@ def _convert_one(task: _Task, on_batch: Callable[[int], None] | None = None) -> 
         frames_measured=0 if meter is None else meter.frames_measured,
         field_schema=fields["schema"],
         schema=schema,
+        stream_sizes=stream_sizes,
     )
+
+
+def _with_cameras(frames: Iterator[Any], clip: Clip, task: _Task) -> Iterator[dict[str, Any]]:
+    """Each frame of ``frames`` with the frames of the clip's other cameras at the same
+    index (each decoded at its own times), as ``{"bytes": image, camera: image, ...}``.
+
+    Raises:
+        _BadVideo: a camera gives fewer or more frames than the main one.
+    """
+    others = []
+    for name, file, times in clip.streams:
+        decoder = _Decoder(local_file(file, task.source_options), task.options, Clip(times=times))
+        others.append((name, decoder.frames()))
+    count = 0
+    for count, frame in enumerate(frames, start=1):  # noqa: B007  (count is used after)
+        images = {"bytes": frame}
+        for name, decoded in others:
+            image = next(decoded, None)
+            if image is None:
+                raise _BadVideo(f"camera {name!r} has {count - 1} frames, fewer than the others")
+            images[name] = image
+        yield images
+    for name, decoded in others:
+        if next(decoded, None) is not None:
+            raise _BadVideo(f"camera {name!r} has more than the {count} frames of the others")
 
 
 def _ffmpeg_reason(err: Any, file: str) -> str:

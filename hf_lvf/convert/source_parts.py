@@ -86,6 +86,9 @@ class Clip:
         fps: the rate to record (LeRobot's ``info.json``), else the decoder's.
         frames: per-frame values to write as per-frame fields.
         label: how to name the clip in messages (``"shard 'a.tar' key '000001'"``).
+        streams: more images of each frame (other cameras of a LeRobot episode): ``(stream
+            name, file, times)`` each, its frames decoded at its own times, as many as
+            ``times``, and written as an image stream of that name (FORMAT.md).
     """
 
     member: tuple[int, int] | None = None
@@ -93,6 +96,7 @@ class Clip:
     fps: float | None = None
     frames: FrameTable | None = field(default=None, repr=False)
     label: str | None = None
+    streams: tuple[tuple[str, str, tuple[float, ...]], ...] = ()
 
 
 class MemberFile(io.RawIOBase):

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from ..errors import HubError, LayoutError, ParameterError, ParameterTypeError, StoreError
 from ..layout import RootLayout, check_row_count
+from ..layout.image_streams import stream_names
 from ..location import lance_location
 from ..location.paths import lance_options
 from ..location.store import secret_values
@@ -184,16 +185,28 @@ class ReadAheadBudget:
 
 class Blobs(list):
     """The encoded frames of rows, in order, and (``fields``) their per-frame field values
-    read in the same ``take``: ``{name: array}``, first axis the rows (strings: objects)."""
+    read in the same ``take``: ``{name: array}``, first axis the rows (strings: objects);
+    ``streams``: the encoded images of the rows in each image stream read, ``{name: list}``."""
 
-    def __init__(self, blobs: Iterable[bytes | None], fields: dict[str, np.ndarray] | None = None):
+    def __init__(
+        self,
+        blobs: Iterable[bytes | None],
+        fields: dict[str, np.ndarray] | None = None,
+        streams: dict[str, list[bytes | None]] | None = None,
+    ):
         super().__init__(blobs)
         self.fields = fields or {}
+        self.streams = streams or {}
 
 
 def fields_of(blobs: Sequence[bytes | None]) -> dict[str, np.ndarray]:
     """The field values a read returned with its blobs (none from a plain list)."""
     return getattr(blobs, "fields", {})
+
+
+def streams_of(blobs: Sequence[bytes | None]) -> dict[str, list[bytes | None]]:
+    """The images of each stream a read returned with its blobs (none from a plain list)."""
+    return getattr(blobs, "streams", {})
 
 
 class Fetched:
@@ -204,20 +217,27 @@ class Fetched:
         self.rows = np.asarray(rows, np.int64)[order]
         self.blobs = [blobs[i] for i in order.tolist()]
         self.fields = {name: values[order] for name, values in fields_of(blobs).items()}
+        picks = order.tolist()
+        self.streams = {name: [s[i] for i in picks] for name, s in streams_of(blobs).items()}
         self.nbytes = sum(len(b) for b in self.blobs if b is not None)  # null frames: 0
+        for images in self.streams.values():
+            self.nbytes += sum(len(b) for b in images if b is not None)
 
     def lookup(self, rows: np.ndarray) -> tuple[Blobs, np.ndarray]:
         """The blobs of ``rows`` in that order (``None`` where not held), and where those are;
         the blobs' ``fields`` hold the field values of the rows held (others: any value)."""
         if self.rows.size == 0:
-            return Blobs([None] * len(rows)), np.arange(len(rows))
+            empty = {name: [None] * len(rows) for name in self.streams}
+            return Blobs([None] * len(rows), streams=empty), np.arange(len(rows))
         pos = np.minimum(np.searchsorted(self.rows, rows), self.rows.size - 1)
         held = self.rows[pos] == rows
-        found = [
-            self.blobs[p] if h else None for p, h in zip(pos.tolist(), held.tolist(), strict=True)
-        ]
+        places = list(zip(pos.tolist(), held.tolist(), strict=True))
+        found = [self.blobs[p] if h else None for p, h in places]
         fields = {name: values[pos] for name, values in self.fields.items()}
-        return Blobs(found, fields), np.flatnonzero(~held)
+        streams = {
+            name: [s[p] if h else None for p, h in places] for name, s in self.streams.items()
+        }
+        return Blobs(found, fields, streams), np.flatnonzero(~held)
 
 
 @closed_at_exit
@@ -383,7 +403,9 @@ class FrameReader:
     picklable (reopens lazily). An ``hf://...@rev`` root is opened as lance takes it.
 
     ``fields``: the per-frame fields read in the same ``take`` (names; ``None``: all of the
-    root's), returned as the ``fields`` of what :meth:`read` returns (a :class:`Blobs`)."""
+    root's), returned as the ``fields`` of what :meth:`read` returns (a :class:`Blobs`).
+    ``streams``: the image streams (dotted names) read in the same ``take``, returned as its
+    ``streams``, with the frames (also by a read of the frames alone, ``fields=False``)."""
 
     def __init__(
         self,
@@ -391,6 +413,7 @@ class FrameReader:
         storage_options: Mapping[str, str] | None = None,
         fields: Sequence[str] | None = (),
         required: Sequence[str] = (),
+        streams: Sequence[str] = (),
     ):
         uri, self._storage_options = lance_location(layout.uri, lance_options(storage_options))
         self._layout = layout if uri == layout.uri else layout.with_uri(uri)
@@ -401,7 +424,10 @@ class FrameReader:
         self._selection = None if fields is None else tuple(fields)
         self._required = tuple(required)  # names that must be fields (read at offsets)
         self._fields: tuple[FrameField, ...] = ()
-        self._columns: list[str] = list(FRAME_SCHEMA.names)
+        self._streams = tuple(streams)
+        # The frames and the streams: what every take reads; the fields' columns follow.
+        self._frame_columns = list(FRAME_SCHEMA.names) + list(self._streams)
+        self._columns: list[str] = list(self._frame_columns)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -409,11 +435,23 @@ class FrameReader:
             "storage_options": self._storage_options,
             "fields": self._selection,
             "required": self._required,
+            "streams": self._streams,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state = {"fields": (), "required": ()} | state
-        self.__init__(state["layout"], state["storage_options"], state["fields"], state["required"])
+        state = {"fields": (), "required": (), "streams": ()} | state
+        self.__init__(
+            state["layout"],
+            state["storage_options"],
+            state["fields"],
+            state["required"],
+            state["streams"],
+        )
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """The image streams each read returns (dotted names)."""
+        return self._streams
 
     @property
     def fields(self) -> tuple[FrameField, ...]:
@@ -470,18 +508,39 @@ class FrameReader:
                     f"the {name!r} column of root {uri!r} has type {kind}, expected {expected}"
                 )
         check_row_count(self._layout, ds.count_rows())
+        self._check_streams(ds.schema)
         if self._selection != () or self._required:  # a reader of per-frame fields:
             # unsupported column types are refused here; unknown selected names too.
-            found = frame_fields(ds.schema, where=uri)
+            found = frame_fields(ds.schema, where=uri, streams=stream_names(self._layout.header))
             select_fields(found, self._required, uri)
             self._fields = select_fields(found, self._selection, uri)
-            self._columns = list(FRAME_SCHEMA.names) + field_columns(self._fields)
+            self._columns = self._frame_columns + field_columns(self._fields)
         # Where each row lives, for error messages: (first row of each fragment, its file).
         fragments = [f.metadata for f in ds.get_fragments()]
         starts = np.cumsum([0] + [f.physical_rows for f in fragments])
         self._files = (starts, [f.files[0].path if f.files else "?" for f in fragments])
         self._ds, self._pid = ds, os.getpid()
         return ds
+
+    def _check_streams(self, schema: pa.Schema) -> None:
+        """Refuse a stream read that has no binary column in ``schema``, naming it."""
+        for name in self._streams:
+            kind: Any = None
+            container: Any = schema
+            for part in name.split("."):
+                index = container.get_field_index(part) if container is not None else -1
+                if index < 0:
+                    kind = None
+                    break
+                kind = container.field(index).type
+                container = kind if pa.types.is_struct(kind) else None
+            if kind is None or not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+                raise LayoutError(
+                    f"_metadata.json of root {self._layout.uri!r} lists the image stream "
+                    f"{name!r}, but its Lance table has "
+                    + ("no such column" if kind is None else f"it of type {kind}")
+                    + ": a stream is a binary column of that dotted name (FORMAT.md)"
+                )
 
     def read(self, rows: np.ndarray, *, fields: bool = True) -> list[bytes]:
         """Encoded frames of ``rows`` (any order), in that order, in one Lance ``take``; rows
@@ -506,7 +565,7 @@ class FrameReader:
     def _read_now(self, rows: np.ndarray, fields: bool = True) -> Blobs:
         dataset = self.dataset
         # The frames and the selected fields: one take (fields=False: the frames alone).
-        columns = self._columns if fields else list(FRAME_SCHEMA.names)
+        columns = self._columns if fields else self._frame_columns
 
         def take() -> pa.Table:
             return dataset.take(pa.array(rows), columns=columns)
@@ -518,7 +577,8 @@ class FrameReader:
         )
         self._check_rows(rows, table)
         values = read_fields(table, self._fields) if fields else {}
-        return Blobs(table.column("bytes").to_pylist(), values)
+        streams = {name: _stream_column(table, name).to_pylist() for name in self._streams}
+        return Blobs(table.column("bytes").to_pylist(), values, streams)
 
     def _patiently(self, call: Callable[[], T], what: str | Callable[[], str]) -> T:
         revision = self._storage_options.get("hf_revision")
@@ -562,6 +622,12 @@ class FrameReader:
             read = now(rows[missing])
             for k, blob in zip(missing.tolist(), read, strict=True):
                 found[k] = blob
+            for name, images in streams_of(read).items():
+                held = found.streams.get(name)
+                if held is None:  # fetched without this stream: read them all now
+                    return now(rows)
+                for k, image in zip(missing.tolist(), images, strict=True):
+                    held[k] = image
             values = fields_of(read)
             if fields and set(values) != set(found.fields):  # fetched with other fields
                 return now(rows)
@@ -619,6 +685,17 @@ class FrameReader:
         finally:
             self._current = None
             fetched.close()
+
+
+def _stream_column(table: pa.Table, name: str) -> pa.ChunkedArray:
+    """The column of stream ``name`` (dotted: a child of struct columns) in a take's table."""
+    parts = name.split(".")
+    column: Any = table.column(parts[0])
+    for child in parts[1:]:
+        column = pa.chunked_array(
+            [chunk.field(child) for chunk in column.chunks], type=column.type.field(child).type
+        )
+    return column
 
 
 #: Top-level ``_metadata.json`` field naming the Lance version the file describes.
@@ -832,12 +909,16 @@ def _value_kind(kind: pa.DataType) -> tuple[str, tuple[int, ...]] | None:
     return None
 
 
-def frame_fields(schema: pa.Schema, *, where: str) -> dict[str, FrameField]:
+def frame_fields(
+    schema: pa.Schema, *, where: str, streams: Sequence[str] = ()
+) -> dict[str, FrameField]:
     """The per-frame fields of a root's Lance ``schema``, by dotted name, in schema order.
 
     Args:
         schema: the Lance table's Arrow schema.
         where: what to name in errors (the root's URI).
+        streams: the dotted names of the root's image streams (``_metadata.json``'s
+            ``streams``): binary columns read as images, not fields (left out here).
 
     Raises:
         LayoutError: a column of a type a window cannot carry (lists of varying length,
@@ -845,14 +926,17 @@ def frame_fields(schema: pa.Schema, *, where: str) -> dict[str, FrameField]:
             columns that flatten to one name.
     """
     found: dict[str, FrameField] = {}
+    image_streams = set(streams)
 
     def visit(field: pa.Field, path: tuple[str, ...]) -> None:
         if pa.types.is_struct(field.type):
             for child in field.type:
                 visit(child, (*path, child.name))
             return
-        kind = _value_kind(field.type)
         name = ".".join(path)
+        if name in image_streams:
+            return
+        kind = _value_kind(field.type)
         if kind is None:
             raise LayoutError(
                 f"column {name!r} of root {where!r} has type {field.type}, which a per-frame "

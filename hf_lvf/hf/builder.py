@@ -179,6 +179,15 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 max_frame_pixels=self.config.max_frame_pixels,
                 **self.config.timing,
             )
+            for name in view.streams:  # the same references, decoded to the stream's images
+                features[name] = WindowVideo(
+                    array=core[name],
+                    frame_skip=self.config.frame_skip,
+                    crop=self.config.crop,
+                    max_frame_pixels=self.config.max_frame_pixels,
+                    stream=name,
+                    **self.config.timing,
+                )
         features.update({name: datasets.Value(dtype) for name, dtype in self._fields.items()})
         # The per-frame fields (and their masks), after the metadata, as in samples.
         features.update({name: core[name] for name in core if name not in features})

@@ -80,6 +80,8 @@ class WindowVideo:
         decode: decode to pixels when read; ``False`` gives the stored reference
             ``{"root": str, "root_id": int, "lance_version": int, "video_idx": int,
             "start_frame": int}`` (see :mod:`hf_lvf.hf.root_binding`).
+        stream: the image stream the references decode to (FORMAT.md, "Image streams"), a
+            column of its own beside ``video`` with the same references; ``None``: ``bytes``.
 
     Examples:
         >>> import datasets, hf_lvf
@@ -102,6 +104,7 @@ class WindowVideo:
     short_videos: str = "drop"
     fps: float | None = None
     id: str | None = field(default=None, repr=False)
+    stream: str | None = field(default=None, repr=False)
     pa_type: ClassVar[Any] = REFERENCE_TYPE
     _type: str = field(default="WindowVideo", init=False, repr=False)
 
@@ -222,7 +225,10 @@ class WindowVideo:
             raise UsageError("decode_example on a WindowVideo(decode=False) feature")
         stamp, video_idx, start_frame = self._resolve(value)
         view = self._view(stamp)
-        pixels = view.read_ahead(window_index(view, video_idx, start_frame))  # and the next
+        if self.stream is None:
+            pixels = view.read_ahead(window_index(view, video_idx, start_frame))  # and the next
+        else:
+            pixels = self._pixels(view, [window_index(view, video_idx, start_frame)])[0]
         _remember(pixels, (stamp, self._params(), self._size(), video_idx, start_frame))
         return pixels
 
@@ -249,14 +255,20 @@ class WindowVideo:
             view = self._view(stamp)
             windows = [window_index(view, v, start) for _, v, start in entries]
             if out is None:
-                out = view.read_video(windows)
+                out = self._pixels(view, windows)
             else:
-                out[[position for position, _, _ in entries]] = view.read_video(windows)
+                out[[position for position, _, _ in entries]] = self._pixels(view, windows)
             for position, video_idx, start_frame in entries:
                 _remember(out[position], (stamp, params, size, video_idx, start_frame))
         if any(value is None for value in values):
             return [out[p] if value is not None else None for p, value in enumerate(values)]
         return out
+
+    def _pixels(self, view: VideoWindows, windows: list[int]) -> np.ndarray:
+        """The pixels of ``windows`` of ``view``: its frames, or this feature's stream's."""
+        if self.stream is None:
+            return view.read_video(windows)
+        return view.read_stream(windows, self.stream)
 
     def _params(self) -> WindowParams:
         timing = {"short_videos": self.short_videos, "fps": self.fps}
@@ -279,7 +291,7 @@ class WindowVideo:
         layout = self._roots_checked.get(stamp)
         if layout is None:
             layout = self._roots_checked[stamp] = bound_layout(stamp)
-        return decoder(layout, self._params(), self._size())
+        return decoder(layout, self._params(), self._size(), self.stream)
 
     # --- pixels back to references --------------------------------------------------
 
@@ -298,7 +310,7 @@ class WindowVideo:
             if params != self._params() or size != self._size():
                 continue
             view = self._view(stamp)
-            fresh = view.read_video([window_index(view, video_idx, start_frame)])[0]
+            fresh = self._pixels(view, [window_index(view, video_idx, start_frame)])[0]
             if np.array_equal(fresh, pixels):
                 return stamp.reference(video_idx, start_frame)
         return None

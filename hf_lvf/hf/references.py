@@ -56,6 +56,7 @@ def reference_table(
     spans = span_fields(view.layout, view.params, view.metadata_fields)  # windows_in="spans"
     columns |= span_columns(view.layout, view.plan, idx, spans)
     columns.update(window_field_columns(view, video_idx, frame_indices, schema))
+    columns.update({name: reference for name in view.streams})  # each stream: same references
     return pa.Table.from_pydict({n: columns[n] for n in schema.names}).cast(schema)
 
 

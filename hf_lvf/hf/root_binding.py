@@ -211,10 +211,14 @@ def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
 
 
 def decoder(
-    layout: RootLayout, params: WindowParams, size: tuple[int, int, Crop, int]
+    layout: RootLayout,
+    params: WindowParams,
+    size: tuple[int, int, Crop, int],
+    stream: str | None = None,
 ) -> VideoWindows:
     """The view that decodes references into ``layout``'s root in this process (opened
-    lazily), at ``size``: ``(H, W, crop, max_frame_pixels)``."""
+    lazily), at ``size``: ``(H, W, crop, max_frame_pixels)``; with ``stream``, the view reads
+    that image stream too (:meth:`~hf_lvf.VideoWindows.read_stream`), else none."""
     # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
     # whatever hop_size and min_video_frames the references were made with.
     hop1 = WindowParams(
@@ -224,8 +228,11 @@ def decoder(
         fps=params.fps,
     )
     sizing = FrameSizing(frame_size=tuple(size[:2]), crop=size[2], max_frame_pixels=size[3])
-    key = ("decode", layout.uri, layout.source.identity, hop1, tuple(size))
-    return process_view(key, lambda: VideoWindows.from_layout(layout, hop1, sizing=sizing))
+    key = ("decode", layout.uri, layout.source.identity, hop1, tuple(size), stream)
+    streams = [] if stream is None else [stream]
+    return process_view(
+        key, lambda: VideoWindows.from_layout(layout, hop1, sizing=sizing, streams=streams)
+    )
 
 
 def window_index(view: VideoWindows, video_idx: int, start_frame: int) -> int:

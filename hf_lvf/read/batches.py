@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..decode import Decoding, start_decoding
-from ..frames import FrameField, FrameReader, fields_of
+from ..frames import Blobs, FrameField, FrameReader, fields_of, streams_of
 from ..layout import RootLayout
 from ..plan import Crop
 
@@ -98,6 +98,11 @@ class FrameBatches:
         decode_scaled: JPEG frames decode DCT-scaled where ``out_size`` allows.
         strip_frames: distinct frames a strip (:meth:`start_shared`) holds, at most as a rule: the
             memory of every strip is that size, so that any strip let go can hold the next.
+        streams: the image streams read with the frames (the reader's ``streams``), each
+            ``(name, (num_videos, 2) sizes its images must decode to, (H, W) out)``: decoded
+            with the frames, on the same threads, handed out as the ``images`` of the
+            :class:`RowFields` a read returns, ``{name: windows' images}``. A view with
+            streams decodes every frame of each read (no frame is copied from the last).
     """
 
     def __init__(
@@ -113,8 +118,10 @@ class FrameBatches:
         crop: Crop = "none",
         decode_scaled: bool = True,
         strip_frames: int = 1,
+        streams: Sequence[tuple[str, np.ndarray, tuple[int, int]]] = (),
     ):
         self.reader = reader
+        self._streams = tuple(streams)
         self.strip_frames = strip_frames
         self._layout = layout
         self._start_rows = start_rows
@@ -163,12 +170,16 @@ class FrameBatches:
             owner = self._recycled(flat_rows.size * self.frame_bytes)
             out = owner[: flat_rows.size * self.frame_bytes].reshape(-1, height, width, 3)
             extra_rows = extra_rows if fields else _EMPTY_ROWS
+            images = self._stream_arrays(flat_rows.size)
             decoding, values = self._fill(
-                unique_rows, out, first_pos, copies, extra_rows, fields=fields
+                unique_rows, out, first_pos, copies, extra_rows, fields=fields, images=images
             )
             decoding.wait()
             self._retire(owner)
             out = out.reshape(*rows.shape, height, width, 3)
+            if images:
+                shaped = {name: a.reshape(*rows.shape, *a.shape[1:]) for name, a in images.items()}
+                values = RowFields(values.rows, values.values, shaped)
             # A read-only copy, so the cache does not keep the whole batch alive.
             last = out[-1].copy()
             last.flags.writeable = False
@@ -196,8 +207,9 @@ class FrameBatches:
             self._forget_unless_needed(strip_rows)
             owner = self._recycled(max(len(strip_rows), self.strip_frames) * self.frame_bytes)
             strip = owner[: len(strip_rows) * self.frame_bytes].reshape(-1, height, width, 3)
+            images = self._stream_arrays(len(strip_rows))
             decoding, fields = self._fill(
-                strip_rows, strip, np.arange(len(strip_rows)), extra_rows=extra_rows
+                strip_rows, strip, np.arange(len(strip_rows)), extra_rows=extra_rows, images=images
             )
             self._pending, self._cache = decoding, (strip_rows, strip)
             self._retire(owner)
@@ -208,7 +220,14 @@ class FrameBatches:
                     self.settle()
             decoding.wait()  # raises what decoding raised, whoever settled it
             strip.flags.writeable = owner.flags.writeable = False  # and so every view of them
-            return _views(strip, inverse.reshape(rows.shape)), fields
+            positions = inverse.reshape(rows.shape)
+            if not images:
+                return _views(strip, positions), fields
+            shared = {}
+            for name, frames in images.items():
+                frames.flags.writeable = False
+                shared[name] = _views(frames, positions)
+            return _views(strip, positions), RowFields(fields.rows, fields.values, shared)
 
         return finish
 
@@ -222,6 +241,10 @@ class FrameBatches:
                     decoding.wait()
                 except Exception:  # noqa: BLE001  (raised again by the strip's finish())
                     self._cache = (_EMPTY_ROWS, None)
+
+    def _stream_arrays(self, n: int) -> dict[str, np.ndarray]:
+        """Fresh ``(n, H, W, 3)`` memory for the images of each stream of a read."""
+        return {name: np.empty((n, *size, 3), np.uint8) for name, _, size in self._streams}
 
     def _forget_unless_needed(self, rows: np.ndarray) -> None:
         """Let go of the cache if it holds none of the sorted ``rows`` (a new pass, a random
@@ -255,6 +278,7 @@ class FrameBatches:
         extra_rows: np.ndarray | None = None,
         *,
         fields: bool = True,
+        images: dict[str, np.ndarray] | None = None,
     ) -> tuple[Decoding | _Both, RowFields]:
         """Put the frames of the sorted, distinct ``rows`` into ``out[targets]`` (and
         ``out[copies[k]]``): copied from the cache (what the previous read decoded) where it
@@ -264,17 +288,30 @@ class FrameBatches:
         (so the decode threads go from one strip to the next without a pause); then that
         strip is waited for, and its frames this read shares are copied beside the decode.
         The frames to decode and the field values of ``rows`` and ``extra_rows`` are read in
-        one take (:class:`~hf_lvf.read.batches.FieldRows`)."""
+        one take (:class:`~hf_lvf.read.batches.FieldRows`), and so are the images of each
+        stream of ``rows``, decoded into ``images[name][targets]`` (and copies) beside them
+        (with streams, every frame is decoded: the cache holds no stream's images)."""
         cached_rows, cached_frames = self._cache
         hit = np.zeros(len(rows), bool)
-        if cached_rows.size:
+        if cached_rows.size and not images:
             pos = np.minimum(np.searchsorted(cached_rows, rows), cached_rows.size - 1)
             hit = cached_rows[pos] == rows
         misses = np.flatnonzero(~hit)
         field_rows = rows if extra_rows is None else np.union1d(rows, extra_rows)
         field_rows = field_rows if fields else _EMPTY_ROWS
         blobs, fields = self._field_rows.read(rows[misses], field_rows)
-        decoding = self._decode_some(misses, rows, out, targets, copies, blobs)
+        decoding: Decoding | _Both = self._decode_some(misses, rows, out, targets, copies, blobs)
+        for name, sizes, _ in self._streams if images else ():
+            stream = self._decode_some(
+                misses,
+                rows,
+                images[name],
+                targets,
+                copies,
+                streams_of(blobs).get(name),
+                (name, sizes),
+            )
+            decoding = _Both(decoding, stream)
         self.settle()
         hits = np.flatnonzero(hit)
         if not hits.size:
@@ -294,13 +331,15 @@ class FrameBatches:
         targets: np.ndarray,
         copies: list[list[int]] | None,
         blobs: Sequence[bytes | None] | None = None,
+        stream: tuple[str, np.ndarray] | None = None,
     ) -> Decoding:
         """Start decoding ``rows[some]`` into ``out[targets[some]]`` (and their copies);
-        ``blobs``: their encoded frames, if read already."""
+        ``blobs``: their encoded frames, if read already; ``stream``: ``(name, sizes)`` of the
+        stream whose images ``blobs`` are."""
         if not some.size:
             return Decoding([], {})
         some_copies = None if copies is None else [copies[k] for k in some.tolist()]
-        return self._decode(rows[some], out, targets[some], some_copies, blobs)
+        return self._decode(rows[some], out, targets[some], some_copies, blobs, stream)
 
     def _decode(
         self,
@@ -309,16 +348,19 @@ class FrameBatches:
         targets: np.ndarray,
         copies: list[list[int]] | None,
         blobs: Sequence[bytes | None] | None = None,
+        stream: tuple[str, np.ndarray] | None = None,
     ) -> Decoding:
         if blobs is None:
             blobs = self.reader.read(rows)
         row_video = np.searchsorted(self._start_rows, rows, side="right") - 1
+        image = "" if stream is None else f"the image of stream {stream[0]!r} of "
+        sizes = self._sizes if stream is None else stream[1]
 
         def describe(k: int) -> str:
             v = int(row_video[k])
             frame_idx = int(rows[k]) - int(self._start_rows[v])
             return (
-                f"frame {frame_idx} of video {v} ({self._layout.path(v)!r}, Lance row "
+                f"{image}frame {frame_idx} of video {v} ({self._layout.path(v)!r}, Lance row "
                 f"{int(rows[k])}) in root {self._uri!r}"
             )
 
@@ -326,7 +368,7 @@ class FrameBatches:
             blobs,
             out,
             targets,
-            expected_sizes=self._sizes[row_video],
+            expected_sizes=sizes[row_video],
             describe=describe,
             threads=self._threads,
             crop=self._crop,
@@ -446,10 +488,17 @@ class ReadAhead:
 
 class RowFields:
     """Field values of sorted, distinct Lance ``rows``: ``values[name][k]`` is row ``rows[k]``'s
-    (``(len(rows), *shape)`` arrays; strings as objects)."""
+    (``(len(rows), *shape)`` arrays; strings as objects); ``images``: the decoded images of
+    each image stream of a read's windows, ``images[name][b]`` window ``b``'s."""
 
-    def __init__(self, rows: np.ndarray = _EMPTY_ROWS, values: dict[str, np.ndarray] | None = None):
+    def __init__(
+        self,
+        rows: np.ndarray = _EMPTY_ROWS,
+        values: dict[str, np.ndarray] | None = None,
+        images: dict[str, Any] | None = None,
+    ):
         self.rows, self.values = rows, values or {}
+        self.images = images or {}
 
     def at(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """``{name: values of rows}``, each ``(*rows.shape, *shape)``; ``rows`` must be held."""
@@ -493,7 +542,9 @@ class FieldRows:
             have = known.rows[pos] == field_rows
         read_rows = np.union1d(decode_rows, field_rows[~have])
         got: Any = self._reader.read(read_rows) if read_rows.size else []
-        blobs = [got[i] for i in np.searchsorted(read_rows, decode_rows).tolist()]
+        picks = np.searchsorted(read_rows, decode_rows).tolist()
+        images = {name: [each[i] for i in picks] for name, each in streams_of(got).items()}
+        blobs = Blobs([got[i] for i in picks], streams=images)
         fresh = fields_of(got)
         take = np.searchsorted(read_rows, field_rows[~have])
         values = {}

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 _PICKLED = ("layout", "params", "sizing", "storage_options", "decode_threads", "fetch_ahead")
 
 
-_PICKLED += ("fields", "field_spec")
+_PICKLED += ("fields", "field_spec", "stream_selection")
 
 
 # hf_lvf.hf.iterable.to_iterable_dataset. That front end sits above this module (it builds on
@@ -119,6 +119,11 @@ class VideoWindows:
         frame_offsets, delta_timestamps: ``{field: offsets}`` read at offsets from the
             window's last frame, in frames or seconds (LeRobot's ``delta_timestamps``,
             ``tolerance_s``), clamped to the video, with ``<field>_is_pad``.
+        streams: the image streams samples carry (FORMAT.md, "Image streams": a root's
+            other cameras), each under its name, ``(window_length, H, W, 3)`` uint8 RGB at
+            ``frame_indices``, read in the same take as ``video`` and decoded with it,
+            at ``frame_size`` if given, else at the stream's own size; ``None`` (default):
+            every stream but proxies; ``[]``: none (their columns are not read).
 
     Raises:
         ValueError: a parameter is out of range, no video is long enough for one
@@ -161,6 +166,7 @@ class VideoWindows:
         frame_offsets: Mapping[str, Sequence[int]] | None = None,
         delta_timestamps: Mapping[str, Sequence[float]] | None = None,
         tolerance_s: float = 1e-4,
+        streams: Sequence[str] | None = None,
     ):
         spec = FieldSpec.of(frame_fields, frame_offsets, delta_timestamps, tolerance_s)
         params = WindowParams(
@@ -189,7 +195,17 @@ class VideoWindows:
         elif revision is not None or token is not None:
             raise ParameterError(f"revision= and token= apply to hf:// roots only, got uri {uri!r}")
         layout = read_layout(uri, storage_options=storage_options)
-        self._setup(layout, params, sizing, storage_options, decode_threads, read_ahead, None, spec)
+        self._setup(
+            layout,
+            params,
+            sizing,
+            storage_options,
+            decode_threads,
+            read_ahead,
+            None,
+            spec,
+            streams,
+        )
 
     @classmethod
     def from_layout(
@@ -204,20 +220,31 @@ class VideoWindows:
         read_ahead: ReadAheadBudget | None = None,
         fields: Mapping[str, str] | None = None,
         field_spec: FieldSpec | None = None,
+        streams: Sequence[str] | None = None,
     ) -> VideoWindows:
         """A view of an already read layout (front ends read it once); ``sizing`` (all size
         options) or ``frame_size`` (only that) sizes frames; ``fields`` types the metadata;
-        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.samples.FieldSpec`)."""
+        ``field_spec`` the per-frame fields (:class:`~hf_lvf.read.samples.FieldSpec`);
+        ``streams`` the image streams samples carry (``None``: every one but proxies)."""
         if sizing is not None and frame_size is not None:
             raise ParameterTypeError("pass frame_size= or sizing= (which holds it), not both")
         self = cls.__new__(cls)
         sizing = sizing or FrameSizing(frame_size=frame_size)
-        args = (storage_options, decode_threads, read_ahead, fields, field_spec)
+        args = (storage_options, decode_threads, read_ahead, fields, field_spec, streams)
         self._setup(layout, params, sizing, *args)
         return self
 
     def _setup(
-        self, layout, params, sizing, storage_options, threads, fetch, fields=None, spec=None
+        self,
+        layout,
+        params,
+        sizing,
+        storage_options,
+        threads,
+        fetch,
+        fields=None,
+        spec=None,
+        streams=None,
     ) -> None:
         check_frame_pixels(layout, sizing.max_frame_pixels)
         self._fetch_ahead = ReadAheadBudget.of(fetch)
@@ -245,12 +272,20 @@ class VideoWindows:
         if problem is not None:
             raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
+        self._stream_selection = None if streams is None else tuple(streams)
+        self._streams = self._sample_streams(layout, sizing, streams)
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
         strip = max(_STRIP_BYTES // frame_bytes, params.span + 8)
         self._frames = FrameBatches(
-            FrameReader(layout, self._storage_options, spec.read, spec.offset_keys),
+            FrameReader(
+                layout,
+                self._storage_options,
+                spec.read,
+                spec.offset_keys,
+                streams=[name for name, _, _ in self._streams],
+            ),
             layout=layout,
             start_rows=self._start_rows,
             sizes=self._sizes,
@@ -260,12 +295,54 @@ class VideoWindows:
             crop=sizing.crop,
             decode_scaled=sizing.decode_scaled,
             strip_frames=min(strip, sizing.batch_bytes // frame_bytes),
+            streams=self._streams,
         )
         # For readers that ask row by row: up to 8 windows a read, within a strip's bytes.
         ahead = _STRIP_BYTES // (self._params.window_length * self._frames.frame_bytes)
         self._windows_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
         reader, fetch_rows = self._frames.reader, self._rows_to_fetch
         self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
+
+    def _sample_streams(
+        self, layout: RootLayout, sizing: FrameSizing, selection: Sequence[str] | None
+    ) -> tuple[tuple[str, np.ndarray, tuple[int, int]], ...]:
+        """``(name, each video's (H, W), the (H, W) it is read at)`` of each image stream
+        samples carry: ``frame_size`` if given, else the stream's own (common) size."""
+        from ..layout.image_streams import root_streams, sample_streams
+
+        every = root_streams(layout)
+        at_offsets = [name for name in self._field_spec.offset_keys if name in every]
+        if at_offsets:
+            raise ParameterError(
+                f"{at_offsets[0]!r} is an image stream of root {layout.uri!r}: streams are read "
+                "at the window's frames (frame_indices), not at offsets of frame_offsets= or "
+                "delta_timestamps= (not supported yet); use window_length= and frame_skip="
+            )
+        found = sample_streams(every, selection, layout.uri)
+        from ..layout import SAMPLE_KEYS
+
+        taken = {*SAMPLE_KEYS, *self._fields}
+        out = []
+        for stream in found:
+            if stream.name in taken:
+                raise LayoutError(
+                    f"root {layout.uri!r} has an image stream {stream.name!r}, the name of a key "
+                    "its samples have already (video or a metadata field); leave it out with "
+                    "streams="
+                )
+            size = sizing.frame_size or common_frame_size(
+                stream.sizes,
+                f"the images of stream {stream.name!r} of root {layout.uri!r}",
+                self._plan.windows_per_video > 0,
+            )
+            out.append((stream.name, stream.sizes, tuple(int(n) for n in size)))
+        return tuple(out)
+
+    @property
+    def streams(self) -> dict[str, tuple[int, int]]:
+        """The image streams samples carry, each ``(H, W)`` it is read at (a sample's
+        ``sample[name]`` is ``(window_length, H, W, 3)`` uint8 RGB)."""
+        return {name: size for name, _, size in self._streams}
 
     # --- pickling: every parameter travels, the Lance handle and caches do not ---
 
@@ -380,6 +457,19 @@ class VideoWindows:
         idx = self._plan.normalize(np.asarray(indices).reshape(-1))
         return self._read(idx)[0]
 
+    def read_stream(self, indices: Sequence[int] | np.ndarray, name: str) -> np.ndarray:
+        """Only the images of stream ``name``: ``(len(indices), window_length, H, W, 3)`` uint8
+        (the frames of ``video`` are read and decoded with them)."""
+        if name not in self.streams:
+            raise ParameterError(
+                f"{name!r} is not an image stream this view of {self.uri!r} reads; it reads "
+                f"{', '.join(map(repr, self.streams)) or 'none'} (streams=)"
+            )
+        idx = self._plan.normalize(np.asarray(indices).reshape(-1))
+        if idx.size == 0:
+            return np.empty((0, self._params.window_length, *self.streams[name], 3), np.uint8)
+        return self._read_fields(idx, fields=False)[4].images[name]
+
     @closed_at_exit  # a pass left open at exit ends before the interpreter's teardown
     def iter_samples(
         self, indices: Sequence[int] | np.ndarray | None = None, *, batch_size: int = 8
@@ -448,8 +538,10 @@ class VideoWindows:
         reader = self._frames.reader
         if reader.is_open:  # opened here: it knows
             return {f.name: f for f in reader.fields}
+        from ..layout.image_streams import stream_names
+
         schema = probe_schema(self._layout, self._storage_options)
-        found = frame_fields(schema, where=self.uri)
+        found = frame_fields(schema, where=self.uri, streams=stream_names(self._layout.header))
         spec = self._field_plan.spec
         select_fields(found, spec.offset_keys, self.uri)
         return {f.name: f for f in select_fields(found, spec.read, self.uri)}
@@ -459,7 +551,16 @@ class VideoWindows:
         """:attr:`features` less the per-frame fields (known without the Lance schema)."""
         from .samples import window_features
 
-        return window_features(self._params, self._out_size, self._fields, self._layout)
+        features = window_features(self._params, self._out_size, self._fields, self._layout)
+        if not self._streams:
+            return features
+        import datasets
+
+        length = self._params.window_length
+        extra = {
+            name: datasets.Array4D((length, *size, 3), "uint8") for name, _, size in self._streams
+        }
+        return type(features)({**features, **extra})
 
     def _field_features(self, features: datasets.Features) -> datasets.Features:
         """``features`` with those of the per-frame fields (none read: unchanged)."""
@@ -480,6 +581,9 @@ class VideoWindows:
         frame_indices: np.ndarray,
         values: RowFields,
     ) -> list[dict[str, Any]]:
+        for name, images in values.images.items():
+            for b, sample in enumerate(samples):
+                sample[name] = images[b]
         if not values.values:
             return samples
         fields = self._frames.reader.fields

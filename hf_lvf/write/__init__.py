@@ -3,7 +3,8 @@ is, per-frame fields and spans included: :mod:`.videos`; videos -> record batche
 :mod:`.batches`), appending in place (:mod:`.append`; :mod:`.store_roots` on object stores,
 without a rename), a folder of roots (one per split or camera) written whole
 (:mod:`.folders`), merging (:func:`merge_roots`), adding per-frame columns to a root
-(:func:`add_frame_columns`), pointing a saved dataset at a root that moved
+(:func:`add_frame_columns`), proxies: a smaller copy of every frame (:func:`add_proxy`,
+:mod:`.proxies`; image streams: :mod:`.streams`), pointing a saved dataset at a root that moved
 (:func:`relocate_roots`) and synthetic clips for demos and tests (:mod:`.synthetic`).
 
 Every write is atomic: a reader never sees a half-written root. Sits beside the reading
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # for type checkers and the API reference; the same as _HOMES
     from ..hf.references import relocate_roots
     from .columns import add_frame_columns
     from .merge import merge_roots
+    from .proxies import add_proxy
     from .writer import write_frames
 
 # Each public name -> the module it is imported from on first use; __all__ is its keys.
@@ -31,6 +33,7 @@ _HOMES = {
     "write_frames": "hf_lvf.write.writer",
     "add_frame_columns": "hf_lvf.write.columns",
     "merge_roots": "hf_lvf.write.merge",
+    "add_proxy": "hf_lvf.write.proxies",
     "relocate_roots": "hf_lvf.hf.references",
 }
 __all__ = list(_HOMES)

@@ -26,6 +26,7 @@ from ..layout import RootLayout, raw_entry_objects, read_layout
 from ..location import is_hub_uri, is_object_store_uri, lance_options, pin_root
 from .frame_table import frame_table_schema, write_frame_table
 from .store_roots import check_store_uri, creating_store_root
+from .streams import entry_sizes
 from .videos import check_same_fields, check_same_span_fields, span_field_kinds
 from .writer import atomic_root, check_same_encoding, write_metadata
 
@@ -168,7 +169,12 @@ def _plan(layouts: list[RootLayout]) -> _Plan:
     plan = _Plan()
     bounds = np.cumsum([0] + [len(layout) for layout in layouts])
     plan.new_ids = [new_ids[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-    entries = [e for layout in layouts for e in raw_entry_objects(layout)]
+    into = layouts[0].header.get("streams") or {}
+    entries = [
+        entry_sizes(e, layout.header.get("streams") or {}, into) if into else e
+        for layout in layouts
+        for e in raw_entry_objects(layout)
+    ]
     plan.entries = [
         {**entries[v], "id": i, "start_row": start}
         for v, i, start in zip(kept.tolist(), new_ids[kept].tolist(), starts, strict=True)

@@ -31,6 +31,7 @@ from ..errors import LayoutError, ParameterError, ParameterTypeError
 from ..frames import FRAME_SCHEMA, columns_schema, describe_schema, frame_columns
 from ..layout import SAMPLE_KEYS
 from .frame_table import frame_table_schema
+from .streams import schema_streams, with_streams
 
 #: The keys of a video given as a mapping.
 VIDEO_KEYS = ("key", "frames", "metadata", "frame_fields", "spans")
@@ -329,6 +330,8 @@ class VideoChecks:
         known_keys: Iterable[str] = (),
     ) -> None:
         self.schema, self.where = schema, where
+        #: the image streams of ``schema`` (:mod:`hf_lvf.write.streams`): every video has them.
+        self.streams = schema_streams(schema)
         self.spans, self.spans_where = dict(spans or {}), where
         self.known, self.keys = frozenset(known_keys), set[str]()
 
@@ -341,7 +344,8 @@ class VideoChecks:
         if video.key in self.keys:
             raise ParameterError(f"video key {video.key!r} appears twice; keys must be unique")
         what = f"video {video.key!r}"
-        check_same_fields(video.schema, self.schema, what=what, where=self.where)
+        schema = with_streams(video.schema, self.streams)
+        check_same_fields(schema, self.schema, what=what, where=self.where)
         fields = span_field_kinds(video.spans)
         check_same_span_fields(fields, self.spans, what=what, where=self.spans_where)
         if fields and not self.spans:

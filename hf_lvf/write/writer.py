@@ -34,6 +34,7 @@ from ..location import is_object_store_uri, lance_options
 from .append import WriteMode, appending, pid_alive, resolve_mode, write_lock
 from .frame_table import write_fragments, write_frame_table
 from .store_roots import appending_store, creating_store_root
+from .streams import frame_streams, stream_entries, with_streams
 from .video_batches import check_frame, frame_batches, video_batches  # noqa: F401  (re-exported)
 from .videos import VideoChecks, VideoInput, check_metadata, video_input  # noqa: F401
 
@@ -69,10 +70,13 @@ def build_metadata(
     n_skipped: int = 0,
     lineage: Mapping[str, Any] | None = None,
     schema: pa.Schema = FRAME_SCHEMA,
+    video_column: str = "video",
+    streams: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``_metadata.json`` object for a video table (entries as in FORMAT.md) whose Lance
-    table has ``schema``."""
+    table has ``schema``; ``streams``: its image streams' entries (FORMAT.md), if any."""
     num_rows = sum(v["T"] for v in videos)
+    extra = {"streams": dict(streams)} if streams else {}
     return {
         "cache_format_version": 1,
         "format": "lance",
@@ -86,7 +90,8 @@ def build_metadata(
         "quality": quality,
         "lossless": lossless,
         "resize": resize,
-        "video_column": "video",
+        "video_column": video_column,
+        **extra,
         "videos": videos,
         "lineage": {"writer": f"hf_lvf {__version__}", **dict(lineage or {})},
     }
@@ -200,6 +205,7 @@ def write_frames(
     overwrite: bool = False,
     lineage: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, str] | None = None,
+    video_column: str = "video",
 ) -> Path | str:
     """Write videos given as frame arrays to a lance-video-frames root.
 
@@ -234,6 +240,12 @@ def write_frames(
         lineage: free-form provenance stored in ``_metadata.json``.
         storage_options: for a root on an object store (``s3://...``), lance's options
             (credentials, endpoint; see the README); written nowhere.
+        video_column: what ``bytes`` holds, recorded as ``video_column``. A frame may be a
+            mapping ``{name: (H, W, 3) image}`` of several images (cameras): the one under
+            ``video_column`` is stored in ``bytes``, each other one in an image stream of
+            that name (FORMAT.md, "Image streams"; a dotted name is a struct column),
+            encoded as ``bytes`` is and listed under ``streams`` in ``_metadata.json``.
+            The first frame's names are the root's; every frame has them all.
 
     Returns:
         The root's path (its URL on an object store).
@@ -277,6 +289,7 @@ def write_frames(
                 spans=target.span_fields,
                 known_keys=target.keys,
             )
+            sizes: list[dict[str, tuple[int, int]]] = []
             batches = video_batches(
                 inputs,
                 entries,
@@ -284,8 +297,12 @@ def write_frames(
                 checks=checks,
                 first_id=target.next_id,
                 start_row=target.num_rows,
+                video_column=target.layout.header.get("video_column", "video"),
+                stream_sizes=sizes,
+                proxies=root_proxies(target.layout.header),
             )
             fragments = write_fragments(batches, target.root, storage_options, schema=target.schema)
+            _stream_sizes(entries, sizes, target.layout.header.get("streams") or {})
             target.commit(fragments, entries, lineage=lineage)
         return target.root
     if remote:
@@ -293,32 +310,105 @@ def write_frames(
         with creating_store_root(
             str(root), overwrite=overwrite, storage_options=storage_options
         ) as stage:
-            schema, batches = _new_root_batches(videos, entries, encode)
+            schema, batches, streams = _new_root_batches(videos, entries, encode, video_column)
             version = write_frame_table(
                 batches, stage.uri, storage_options=storage_options, schema=schema
             )
-            metadata = build_metadata(entries, **settings, lineage=lineage, schema=schema)
+            metadata = build_metadata(
+                entries, **settings, lineage=lineage, schema=schema, **streams()
+            )
             stage.publish({**metadata, LANCE_VERSION_FIELD: version})
         return stage.uri
     with atomic_root(root, overwrite=mode == "overwrite") as scratch:
-        schema, batches = _new_root_batches(videos, entries, encode)
+        schema, batches, streams = _new_root_batches(videos, entries, encode, video_column)
         version = write_frame_table(batches, scratch, schema=schema)
-        metadata = build_metadata(entries, **settings, lineage=lineage, schema=schema)
+        metadata = build_metadata(entries, **settings, lineage=lineage, schema=schema, **streams())
         write_metadata(scratch, {**metadata, LANCE_VERSION_FIELD: version})
     return Path(root).absolute()
 
 
 def _new_root_batches(
-    videos: Iterable[Any], entries: list[dict[str, Any]], encode: Callable[[np.ndarray], bytes]
-) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """The Lance schema of a new root (its first video's fields) and its batches, the videos
-    known up front checked already."""
+    videos: Iterable[Any],
+    entries: list[dict[str, Any]],
+    encode: Callable[[np.ndarray], bytes],
+    video_column: str = "video",
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch], Callable[[], dict[str, Any]]]:
+    """The Lance schema of a new root (its first video's fields, and the image streams of
+    its first frame), its batches, the videos known up front checked already, and
+    ``streams()``: the metadata arguments of its streams, once the batches are written."""
     ready, inputs = _prepared(videos)
     schema = ready[0].schema if ready else FRAME_SCHEMA
+    names = _first_streams(ready[0], video_column) if ready else []
+    schema = with_streams(schema, names)
     where = f"video {ready[0].key if ready else None!r} (the first)"
-    return schema, video_batches(
-        inputs, entries, encode=encode, checks=_checks(ready, schema, where=where)
+    sizes: list[dict[str, tuple[int, int]]] = []
+    batches = video_batches(
+        inputs,
+        entries,
+        encode=encode,
+        checks=_checks(ready, schema, where=where),
+        video_column=video_column,
+        stream_sizes=sizes,
     )
+    encoding = {"codec": encode.keywords["codec"], "quality": encode.keywords["quality"]}
+    encoding["lossless"] = encode.keywords["lossless"]
+
+    def streams() -> dict[str, Any]:
+        found = {"video_column": video_column}
+        if names:
+            found["streams"], _ = stream_entries(names, sizes, **encoding)
+            _stream_sizes(entries, sizes, found["streams"])
+        return found
+
+    return schema, batches, streams
+
+
+def root_proxies(header: Mapping[str, Any]) -> dict[str, tuple[int, Callable]]:
+    """``{name: (shorter side, encode)}`` of a root's proxy streams of ``bytes``: what an
+    appended frame's proxies are made with (the side as :func:`~hf_lvf.write.add_proxy` recorded
+    it, else the shorter side of the stream's size)."""
+    found = {}
+    for name, entry in (header.get("streams") or {}).items():
+        if isinstance(entry, Mapping) and entry.get("proxy_of") == "bytes":
+            side = entry.get("size") or min(int(entry["H"]), int(entry["W"]))
+            codec, quality, lossless = check_codec(
+                entry.get("encoding", "jpeg"), entry.get("quality") or DEFAULT_QUALITY, False
+            )
+            found[name] = (int(side), frame_encoder(codec, quality, lossless))
+    return found
+
+
+def _first_streams(video: VideoInput, video_column: str) -> list[str]:
+    """The image streams of ``video``'s first frame (put back in front of its frames)."""
+    frames = video.frames
+    if isinstance(frames, Sequence | np.ndarray):
+        first = frames[0] if len(frames) else None
+    else:
+        try:
+            items = iter(frames)
+        except TypeError:
+            return []  # refused, naming the video, where its frames are taken
+        first = next(items, None)
+        video.frames = items if first is None else itertools.chain([first], items)
+    if first is None:
+        return []
+    return frame_streams(first, video_column, key=video.key, frame_idx=0)
+
+
+def _stream_sizes(
+    entries: list[dict[str, Any]],
+    sizes: list[dict[str, tuple[int, int]]],
+    streams: Mapping[str, Any],
+) -> None:
+    """Each video's entry states the sizes of its streams that differ from the root's."""
+    for entry, video in zip(entries[len(entries) - len(sizes) :], sizes, strict=True):
+        differ = {
+            name: {"H": int(h), "W": int(w)}
+            for name, (h, w) in video.items()
+            if name in streams and (h, w) != (streams[name].get("H"), streams[name].get("W"))
+        }
+        if differ:
+            entry["streams"] = differ
 
 
 def _prepared(videos: Iterable[Any]) -> tuple[list[VideoInput], Iterator[VideoInput]]:
