@@ -82,6 +82,7 @@ def _bad_calls(root: Path, tmp: Path) -> dict[str, list]:
         "RayExecutor": [((), {"num_cpus": -1}), ((), {"max_retries": -1})],
         "frame_table": [((None, ["x"]), {}), (([], "x"), {})],
         "add_frame_columns": [((missing, lambda v: {}), {}), ((root, 42), {})],
+        "add_proxy": [((missing,), {}), ((root,), {"size": 0}), ((root,), {"codec": "gif"})],
         "write_frames": [((root, []), {}), ((tmp / "new", [("a", [], {"video": 1})]), {})],
         "safe_dataloader": [((windows,), {"num_workers": -1}), ((windows,), {"batch_size": 0})],
         "relocate_roots": [((None, {}), {}), (([], {"a": "b"}), {})],
