@@ -39,7 +39,14 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from ..plan import check_integer
 from ..plan.clips import CLIP_MODES, ClipMode, ClipSampling
-from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
+from ..plan.elastic import (
+    check_state,
+    check_world,
+    make_state,
+    position_after,
+    rank_count,
+    rank_positions,
+)
 from ..read.orders import view_identity
 from ..read.windows import VideoWindows
 from .formatters import mark_windows
@@ -456,12 +463,7 @@ def to_iterable_dataset(
     info = datasets.DatasetInfo(features=windows.features)
     if num_replicas is None and rank is None and batch_size is None:
         return datasets.IterableDataset(iterable, info=info, **extra)
-    if (num_replicas is None) != (rank is None):
-        raise ParameterError("num_replicas= and rank= go together: give both or neither")
-    num_replicas = 1 if num_replicas is None else check_integer("num_replicas", num_replicas, 1)
-    rank = 0 if rank is None else check_integer("rank", rank, 0)
-    if rank >= num_replicas:
-        raise ParameterError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+    num_replicas, rank = check_world(num_replicas, rank)
     batch_size = 1 if batch_size is None else check_integer("batch_size", batch_size, 1)
     iterable = _elastic_iterable(iterable, num_replicas, rank, batch_size)
     return WindowStream(iterable, info=info, **extra)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from . import check_integer
 
 STATE_FORMAT = "hf_lvf.elastic/1"
 # What fixes the global order: a state whose values differ is refused, naming them.
@@ -66,6 +67,22 @@ def order_identity(
         "shuffle": bool(shuffle),
         "seed": int(seed),
     }
+
+
+def check_world(num_replicas: object, rank: object) -> tuple[int, int]:
+    """``(num_replicas, rank)`` of a caller's ``num_replicas=`` and ``rank=``: both or neither
+    (``(1, 0)``), ``rank`` in ``[0, num_replicas)``.
+
+    Raises:
+        ParameterError: one without the other, or a value out of range, named.
+    """
+    if (num_replicas is None) != (rank is None):
+        raise ParameterError("num_replicas= and rank= go together: give both or neither")
+    num_replicas = 1 if num_replicas is None else check_integer("num_replicas", num_replicas, 1)
+    rank = 0 if rank is None else check_integer("rank", rank, 0)
+    if rank >= num_replicas:
+        raise ParameterError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+    return num_replicas, rank
 
 
 def rank_positions(start: int, stop: int, num_replicas: int, rank: int) -> np.ndarray:

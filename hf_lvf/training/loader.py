@@ -42,6 +42,7 @@ import numpy as np
 from ..errors import MissingDependencyError, ParameterError, UsageError
 from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
 from ..plan.clips import check_int
+from ..plan.elastic import check_world
 from ..processes import check_main_guard
 from ..read.orders import shuffled_in_known_order
 
@@ -126,12 +127,7 @@ def safe_dataloader(
         kwargs.setdefault("collate_fn", quiet_default_collate)
     if seed is not None:
         check_int("seed", seed, 0)
-    if (num_replicas is None) != (rank is None):
-        raise ParameterError("num_replicas= and rank= go together: give both or neither")
-    num_replicas = 1 if num_replicas is None else check_int("num_replicas", num_replicas, 1)
-    rank = 0 if rank is None else check_int("rank", rank, 0)
-    if rank >= num_replicas:
-        raise ParameterError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+    num_replicas, rank = check_world(num_replicas, rank)
     elastic = (seed, num_replicas) != (None, 1)
     if elastic and kwargs.get("shuffle") is not True:
         raise ParameterError(
