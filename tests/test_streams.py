@@ -289,12 +289,8 @@ def test_every_stream_is_a_sample_key_with_exact_pixels(tmp_path: Path) -> None:
     assert resized["video"].shape == resized[WRIST].shape == resized[SIDE].shape == (3, 6, 6, 3)
 
 
-def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monkeypatch) -> None:
-    import lance
-
-    from hf_lvf import VideoWindows
-
-    root, frames = _camera_root(tmp_path)
+def _columns_taken(monkeypatch) -> list[list[str]]:
+    """The columns of every Lance ``take`` from now on, one list a take."""
     asked: list[list[str]] = []
     take = lance.LanceDataset.take
 
@@ -303,6 +299,14 @@ def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monke
         return take(self, indices, columns=columns, **kwargs)
 
     monkeypatch.setattr(lance.LanceDataset, "take", counting)
+    return asked
+
+
+def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    asked = _columns_taken(monkeypatch)
     import pickle
 
     view = pickle.loads(pickle.dumps(VideoWindows(root, window_length=2, streams=[SIDE])))
@@ -397,6 +401,50 @@ def test_a_proxy_is_no_sample_key(tmp_path: Path) -> None:
     assert view.streams == {} and proxy not in view[0] and proxy not in view.features
     with pytest.raises(ValueError, match="a proxy is none"):
         VideoWindows(root, window_length=2, streams=[proxy])
+
+
+def test_a_frame_size_a_proxy_covers_reads_only_the_proxy(tmp_path: Path, monkeypatch) -> None:
+    """A read at a frame_size within a proxy takes the proxy's column, never ``bytes``, and
+    decodes it to pixels within the proxy's fidelity of the full frames read the same way;
+    a larger frame_size, or proxies=False, reads the full frames as before."""
+    import pickle
+
+    from hf_lvf import VideoWindows
+    from hf_lvf.write import add_proxy
+
+    videos = [("a", _smooth(8, 144, 256, 0), None), ("b", _smooth(6, 96, 96, 3), None)]
+    root = write_frames(tmp_path / "r", videos, codec="png")
+    add_proxy(root, 72)  # a: 72x128, b: 72x72
+    add_proxy(root, 48)  # a: 48x85, b: 48x48
+    asked = _columns_taken(monkeypatch)
+    full = VideoWindows(root, window_length=3, frame_size=(40, 40), proxies=False)
+    assert full.images == "bytes"
+    want = [s["video"] for s in full.iter_samples()]
+    assert asked and all("bytes" in c and "proxy_48" not in c for c in asked)
+    for size, serving in [((40, 40), "proxy_48"), ((48, 48), "proxy_48"), ((60, 72), "proxy_72")]:
+        asked.clear()
+        view = pickle.loads(pickle.dumps(VideoWindows(root, window_length=3, frame_size=size)))
+        assert view.images == serving, size  # the smallest proxy that covers the size
+        got = [s["video"] for s in view.iter_samples()]
+        assert asked and all(serving in c and "bytes" not in c for c in asked), (size, asked)
+        if size == (40, 40):
+            assert len(got) == len(want)
+            psnrs = [_psnr(g, w) for g, w in zip(got, want, strict=True)]
+            assert min(psnrs) >= 33 and np.mean(psnrs) >= 35, psnrs
+    # The proxy's own pixels: a read at its size decodes them as stored (no resize).
+    table = lance.dataset(str(root)).to_table()
+    stored = _decoded(table.column("proxy_48").to_pylist()[8:])
+    view = VideoWindows(root, window_length=3, frame_size=(48, 48))
+    last = view[len(view) - 1]  # video b, its last 3 frames
+    np.testing.assert_array_equal(last["video"], np.stack(stored[-3:]))
+    # No proxy covers 73 rows (nor b's 96 columns at 80): the full frames serve it.
+    for size in [(73, 73), (48, 100)]:
+        asked.clear()
+        view = VideoWindows(root, window_length=3, frame_size=size)
+        assert view.images == "bytes" and view[0]["video"].shape == (3, *size, 3)
+        assert asked and all("bytes" in c and "proxy_72" not in c for c in asked)
+    with pytest.raises(ValueError, match="proxies must be True or False"):
+        VideoWindows(root, window_length=3, frame_size=(40, 40), proxies="yes")
 
 
 @pytest.mark.parametrize("streaming", [False, True])

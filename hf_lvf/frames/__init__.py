@@ -414,6 +414,7 @@ class FrameReader:
         fields: Sequence[str] | None = (),
         required: Sequence[str] = (),
         streams: Sequence[str] = (),
+        images: str = "bytes",
     ):
         uri, self._storage_options = lance_location(layout.uri, lance_options(storage_options))
         self._layout = layout if uri == layout.uri else layout.with_uri(uri)
@@ -425,8 +426,11 @@ class FrameReader:
         self._required = tuple(required)  # names that must be fields (read at offsets)
         self._fields: tuple[FrameField, ...] = ()
         self._streams = tuple(streams)
+        # The column whose images are the frames read: ``bytes``, or a proxy of it that
+        # serves a smaller frame size (FORMAT.md, "Image streams"); its bytes alone are read.
+        self._images = images
         # The frames and the streams: what every take reads; the fields' columns follow.
-        self._frame_columns = list(FRAME_SCHEMA.names) + list(self._streams)
+        self._frame_columns = ["video_id", "frame_idx", images, *self._streams]
         self._columns: list[str] = list(self._frame_columns)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -436,22 +440,29 @@ class FrameReader:
             "fields": self._selection,
             "required": self._required,
             "streams": self._streams,
+            "images": self._images,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state = {"fields": (), "required": (), "streams": ()} | state
+        state = {"fields": (), "required": (), "streams": (), "images": "bytes"} | state
         self.__init__(
             state["layout"],
             state["storage_options"],
             state["fields"],
             state["required"],
             state["streams"],
+            state["images"],
         )
 
     @property
     def streams(self) -> tuple[str, ...]:
         """The image streams each read returns (dotted names)."""
         return self._streams
+
+    @property
+    def images(self) -> str:
+        """The column the frames are read from: ``"bytes"``, or a proxy of it."""
+        return self._images
 
     @property
     def fields(self) -> tuple[FrameField, ...]:
@@ -524,7 +535,8 @@ class FrameReader:
 
     def _check_streams(self, schema: pa.Schema) -> None:
         """Refuse a stream read that has no binary column in ``schema``, naming it."""
-        for name in self._streams:
+        proxy = () if self._images == "bytes" else (self._images,)
+        for name in (*self._streams, *proxy):
             kind: Any = None
             container: Any = schema
             for part in name.split("."):
@@ -578,7 +590,7 @@ class FrameReader:
         self._check_rows(rows, table)
         values = read_fields(table, self._fields) if fields else {}
         streams = {name: _stream_column(table, name).to_pylist() for name in self._streams}
-        return Blobs(table.column("bytes").to_pylist(), values, streams)
+        return Blobs(_stream_column(table, self._images).to_pylist(), values, streams)
 
     def _patiently(self, call: Callable[[], T], what: str | Callable[[], str]) -> T:
         revision = self._storage_options.get("hf_revision")

@@ -113,4 +113,21 @@ def sample_streams(
     return tuple(streams[name] for name in dict.fromkeys(selection))
 
 
-__all__ = ["ImageStream", "root_streams", "sample_streams", "stream_names"]
+def serving_proxy(
+    streams: Mapping[str, ImageStream], size: tuple[int, int], videos: np.ndarray
+) -> ImageStream | None:
+    """The proxy of ``bytes`` that serves reads at ``size``: the smallest whose images are,
+    for each video of ``videos`` (a mask), at least ``size``'s height and width; ``None``
+    when none covers it (the full frames serve the read)."""
+    fits = [
+        stream
+        for stream in streams.values()
+        if stream.proxy_of == "bytes"
+        and bool(np.all(stream.sizes[videos] >= np.asarray(size, np.int64)))
+    ]
+    if not fits:
+        return None
+    return min(fits, key=lambda s: int((s.sizes[videos, 0] * s.sizes[videos, 1]).sum()))
+
+
+__all__ = ["ImageStream", "root_streams", "sample_streams", "serving_proxy", "stream_names"]

@@ -782,6 +782,10 @@ class FrameSizing:
             their stored size decode straight to the smallest of those scales that still
             covers it (libjpeg's DCT scaling, several times faster), then are resized and
             cut as the others; ``False`` decodes every frame at full size first.
+        proxies: a read at a ``frame_size`` that a proxy stream of the frames covers (every
+            video's proxy at least as high and as wide) decodes the smallest such proxy,
+            and reads only its bytes, instead of the full frames (``add_proxy``);
+            ``False`` always reads the full frames.
 
     Raises:
         ValueError: a value is out of range, ``crop="center"`` without ``frame_size``, or
@@ -793,10 +797,12 @@ class FrameSizing:
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     max_batch_bytes: int | None = None
     decode_scaled: bool = True
+    proxies: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.decode_scaled, bool):
-            raise ParameterError(f"decode_scaled must be True or False, got {self.decode_scaled!r}")
+        for name in ("decode_scaled", "proxies"):
+            if not isinstance(getattr(self, name), bool):
+                raise ParameterError(f"{name} must be True or False, got {getattr(self, name)!r}")
         object.__setattr__(self, "frame_size", check_frame_size(self.frame_size))
         check_crop(self.crop)
         object.__setattr__(

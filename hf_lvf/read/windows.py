@@ -104,6 +104,9 @@ class VideoWindows:
             before allocating; default: half the physical memory.
         decode_scaled: JPEG frames read at 1/2, 1/4 or 1/8 of their size or less decode
             DCT-scaled (see :class:`~hf_lvf.plan.FrameSizing`); ``False``: full decodes.
+        proxies: a ``frame_size`` that a proxy stream covers reads and decodes the smallest
+            such proxy instead of the full frames (:attr:`images` says which); ``False``:
+            always the full frames (see :class:`~hf_lvf.plan.FrameSizing`).
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -153,6 +156,7 @@ class VideoWindows:
         max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS,
         max_batch_bytes: int | None = None,
         decode_scaled: bool = True,
+        proxies: bool = True,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
         revision: str | None = None,
@@ -185,6 +189,7 @@ class VideoWindows:
             max_frame_pixels=max_frame_pixels,
             max_batch_bytes=max_batch_bytes,
             decode_scaled=decode_scaled,
+            proxies=proxies,
         )
         if decode_threads is not None:
             check_integer("decode_threads", decode_threads, 1)
@@ -274,6 +279,7 @@ class VideoWindows:
         self._out_size = frame_size
         self._stream_selection = None if streams is None else tuple(streams)
         self._streams = self._sample_streams(layout, sizing, streams)
+        self._images, sizes = self._serving(layout, sizing)
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
@@ -285,10 +291,11 @@ class VideoWindows:
                 spec.read,
                 spec.offset_keys,
                 streams=[name for name, _, _ in self._streams],
+                images=self._images,
             ),
             layout=layout,
             start_rows=self._start_rows,
-            sizes=self._sizes,
+            sizes=sizes,
             out_size=self._out_size,
             uri=self.uri,
             threads=self._decode_threads,
@@ -302,6 +309,24 @@ class VideoWindows:
         self._windows_ahead = ReadAhead(self.read_video, len(self), size=max(1, min(8, ahead)))
         reader, fetch_rows = self._frames.reader, self._rows_to_fetch
         self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
+
+    def _serving(self, layout: RootLayout, sizing: FrameSizing) -> tuple[str, np.ndarray]:
+        """The column the frames are read from and each video's ``(H, W)`` in it: the
+        smallest proxy that covers ``frame_size`` (FrameSizing's ``proxies``), else
+        ``bytes``."""
+        from ..layout.image_streams import root_streams, serving_proxy
+
+        if sizing.frame_size is None or not sizing.proxies or not layout.header.get("streams"):
+            return "bytes", self._sizes
+        videos = self._plan.windows_per_video > 0
+        proxy = serving_proxy(root_streams(layout), sizing.frame_size, videos)
+        return ("bytes", self._sizes) if proxy is None else (proxy.name, proxy.sizes)
+
+    @property
+    def images(self) -> str:
+        """The column the frames of ``video`` are read from: ``"bytes"``, or the proxy
+        stream (``add_proxy``) that serves this read's ``frame_size``."""
+        return self._images
 
     def _sample_streams(
         self, layout: RootLayout, sizing: FrameSizing, selection: Sequence[str] | None
