@@ -25,27 +25,19 @@ one with ``drop_last``), replica ``r`` taking positions ``r, r + num_replicas, .
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
-from . import WindowPlan
+from . import WindowPlan, check_integer
 
 ClipMode = Literal["random", "uniform"]
 CLIP_MODES = ("random", "uniform")
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def check_int(name: str, value: object, minimum: int) -> int:
-    """``value`` as an int, or a ``ValueError`` naming ``name`` and the value."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +55,7 @@ class ClipSampling:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "clips_per_video", check_int("clips_per_video", self.clips_per_video, 1)
+            self, "clips_per_video", check_integer("clips_per_video", self.clips_per_video, 1)
         )
         if self.mode not in CLIP_MODES:
             raise ParameterError(f"clip_sampling must be 'random' or 'uniform', got {self.mode!r}")
@@ -220,7 +212,6 @@ __all__ = [
     "CLIP_MODES",
     "ClipMode",
     "ClipSampling",
-    "check_int",
     "clip_shards",
     "replica_indices",
     "replica_length",

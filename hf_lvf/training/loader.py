@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import MissingDependencyError, ParameterError, UsageError
 from ..hf.carry import dumps_by_value, loads_or_error, needs_by_value
-from ..plan.clips import check_int
+from ..plan import check_integer
 from ..plan.elastic import check_world
 from ..processes import check_main_guard
 from ..read.orders import shuffled_in_known_order
@@ -126,7 +126,7 @@ def safe_dataloader(
     if batch_size is not None or kwargs.get("batch_sampler") is not None:
         kwargs.setdefault("collate_fn", quiet_default_collate)
     if seed is not None:
-        check_int("seed", seed, 0)
+        check_integer("seed", seed, 0)
     num_replicas, rank = check_world(num_replicas, rank)
     elastic = (seed, num_replicas) != (None, 1)
     if elastic and kwargs.get("shuffle") is not True:

@@ -25,9 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
-from ..plan import WindowPlan
-from ..plan.clips import ClipMode, ClipSampling, check_int
-from ..plan.elastic import check_state, make_state, position_after, rank_count, rank_positions
+from ..plan import WindowPlan, check_integer
+from ..plan.clips import ClipMode, ClipSampling
+from ..plan.elastic import (
+    check_state,
+    check_world,
+    make_state,
+    position_after,
+    rank_count,
+    rank_positions,
+)
 from ..read.orders import view_identity
 
 
@@ -150,7 +157,7 @@ class ClipSampler:
             raise ParameterError(f"mode must be 'random' or 'uniform', got {mode!r}")
         self._sampling = ClipSampling(clips_per_video=clips_per_video, mode=mode)
         self._plan = plan
-        self.seed = check_int("seed", seed, 0)
+        self.seed = check_integer("seed", seed, 0)
         self.shuffle = _check_bool("shuffle", shuffle)
         self.drop_last = _check_bool("drop_last", drop_last)
         if num_replicas is None or rank is None:
@@ -168,11 +175,8 @@ class ClipSampler:
             world = world or (1, 0)
             num_replicas = world[0] if num_replicas is None else num_replicas
             rank = world[1] if rank is None else rank
-        self.num_replicas = check_int("num_replicas", num_replicas, 1)
-        rank = check_int("rank", rank, 0)
-        if rank >= self.num_replicas:
-            raise ParameterError(f"rank must be in [0, {self.num_replicas - 1}], got {rank!r}")
-        self.rank = rank
+        self.num_replicas, self.rank = check_world(num_replicas, rank)
+        rank = self.rank
         self.epoch = 0
         self._total = int(self._sampling.counts(plan.windows_per_video).sum())
         self._consumed, self._ended = 0, False  # windows the current pass yielded; over
@@ -194,7 +198,7 @@ class ClipSampler:
 
     def set_epoch(self, epoch: int) -> None:
         """Draw (``"random"``) and order (``shuffle``) the windows of epoch ``epoch`` next."""
-        self.epoch = self._order.epoch = check_int("epoch", epoch, 0)
+        self.epoch = self._order.epoch = check_integer("epoch", epoch, 0)
 
     def epoch_indices(self) -> np.ndarray:
         """All ranks' windows of this epoch, in order, before the split across ranks."""
@@ -225,7 +229,7 @@ class ClipSampler:
         first = self._order.first(self.epoch)
         stop = self._order.stop(first, self._total)
         ended = consumed is None and self._ended
-        consumed = self._consumed if consumed is None else check_int("consumed", consumed, 0)
+        consumed = self._consumed if consumed is None else check_integer("consumed", consumed, 0)
         position = position_after(first, stop, self.num_replicas, consumed)
         if position >= stop or ended:
             position = self._total
