@@ -447,6 +447,26 @@ def test_a_frame_size_a_proxy_covers_reads_only_the_proxy(tmp_path: Path, monkey
         VideoWindows(root, window_length=3, frame_size=(40, 40), proxies="yes")
 
 
+def test_describe_and_info_say_which_reads_a_proxy_serves(tmp_path: Path, capsys) -> None:
+    import hf_lvf
+    from hf_lvf.cli import main
+    from hf_lvf.write import add_proxy
+
+    videos = [("a", _smooth(4, 96, 128, 0), None), ("b", _smooth(4, 80, 80, 1), None)]
+    root = write_frames(tmp_path / "r", videos, codec="png")
+    assert hf_lvf.describe(root)["streams"] == {}
+    add_proxy(root, 40)  # a: 40x53, b: 40x40
+    assert hf_lvf.describe(root)["streams"] == {
+        "proxy_40": {"proxy_of": "bytes", "encoding": "jpeg", "max_frame_size": [40, 40]}
+    }
+    assert main(["info", str(root)]) == 0
+    said = capsys.readouterr().out
+    assert "proxy of bytes: serves reads at frame_size <= 40x40, jpeg" in said, said
+    root, _ = _camera_root(tmp_path / "cameras")
+    streams = hf_lvf.describe(root)["streams"]
+    assert set(streams) == {WRIST, SIDE} and all(s["proxy_of"] is None for s in streams.values())
+
+
 @pytest.mark.parametrize("streaming", [False, True])
 def test_load_dataset_reads_the_streams(tmp_path: Path, streaming: bool) -> None:
     import datasets

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from ..errors import LayoutError, ParameterError
 from ..frames import FrameField, FrameReader, field_values, frame_fields
 from ..layout import MISSING_VALUES, RootLayout, read_layout
-from ..layout.image_streams import stream_names
+from ..layout.image_streams import root_streams, stream_names
 from ..layout.spans import layout_spans
 from ..location import pin_root, root_size_bytes
 from ..plan import (
@@ -239,6 +239,10 @@ def describe(
             ``lance_version`` (the version read), ``lance_fragments``;
         - ``lineage``: where the videos came from, as the converter recorded it (``source``,
             ``source_format``, ``source_revision``, ...), or ``None``;
+        - ``streams``: per image stream ``{"proxy_of", "encoding", "max_frame_size"}``:
+            ``proxy_of`` is ``None`` for a sample key (a camera); for a proxy,
+            ``max_frame_size`` ``[H, W]`` is the largest ``frame_size`` it serves (reads at a
+            ``frame_size`` within it decode the proxy, not ``bytes``); ``{}`` without streams;
         - ``problems``: what a read would refuse or find, in words (empty when none).
 
     Raises:
@@ -343,9 +347,25 @@ def describe(
         "lance_version": facts.version if facts is not None else header.get("lance_version"),
         "lance_fragments": facts.num_fragments if facts is not None else None,
         "lineage": header.get("lineage"),
+        "streams": _streams(layout, with_windows),
         "problems": problems,
     }
     return described
+
+
+def _streams(layout: RootLayout, videos: np.ndarray) -> dict[str, dict[str, Any]]:
+    """``describe``'s ``streams``: each stream's kind, encoding and, over the videos that
+    give windows, the largest frame size every one of them covers."""
+    declared = layout.header.get("streams") or {}
+    found = {}
+    for name, stream in root_streams(layout).items():
+        sizes = stream.sizes[videos] if videos.any() else stream.sizes
+        found[name] = {
+            "proxy_of": stream.proxy_of,
+            "encoding": declared[name].get("encoding"),
+            "max_frame_size": [int(sizes[:, 0].min()), int(sizes[:, 1].min())],
+        }
+    return found
 
 
 _SOURCE_FORMATS = {
@@ -523,6 +543,12 @@ def format_description(described: Mapping[str, Any]) -> str:
     rows.append(
         ("lance version", "unknown" if d["lance_version"] is None else str(d["lance_version"]))
     )
+    for name, stream in d.get("streams", {}).items():
+        height, width = stream["max_frame_size"]
+        kind = "camera (a sample key)"
+        if stream["proxy_of"]:
+            kind = f"proxy of {stream['proxy_of']}: serves reads at frame_size <= {height}x{width}"
+        rows.append((f"stream {name}", f"{kind}, {stream['encoding'] or 'encoding not recorded'}"))
     for name, field in d["fields"].items():
         rows.append((f"field {name}", _field_text(field)))
     rows += description_rows(d)
