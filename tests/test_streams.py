@@ -487,3 +487,16 @@ def test_load_dataset_reads_the_streams(tmp_path: Path, streaming: bool) -> None
         for name in ("video", WRIST, SIDE, "observation.state"):
             np.testing.assert_array_equal(np.asarray(a[name]), b[name], err_msg=name)
         _check_pixels(a, frames)
+    # streams= picks the cameras: one feature, one key; the other camera is not read.
+    cache = {} if streaming else {"cache_dir": str(tmp_path / "cache")}
+    side = datasets.load_dataset("hf_lvf", streaming=streaming, streams=[SIDE], **kwargs, **cache)
+    picked = VideoWindows(root, window_length=2, streams=[SIDE])
+    if not streaming:
+        assert SIDE in side.features and WRIST not in side.features
+    rows = list(side.with_format("numpy"))
+    assert len(rows) == len(picked)
+    for a, b in zip(rows, picked.iter_samples(), strict=True):
+        assert WRIST not in a and set(a) == set(b)
+        np.testing.assert_array_equal(np.asarray(a[SIDE]), b[SIDE])
+    with pytest.raises(ValueError, match="streams must be a list of stream names"):
+        datasets.load_dataset("hf_lvf", streaming=True, streams=SIDE, **kwargs)

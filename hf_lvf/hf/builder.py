@@ -154,6 +154,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                     storage_options=self._root_options or None,
                     fields=self._fields,
                     field_spec=self.config.field_spec,
+                    streams=self.config.streams,
                 )
             )
         sizes = {v.frame_size for v in views}
@@ -310,6 +311,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         options, spec = self._root_options or None, self.config.field_spec
         # A root that grew is another view: its metadata's identity is part of the key.
         key = ("stream", layout.uri, layout.source.identity, params, sizing, repr(spec))
+        key += (None if self.config.streams is None else tuple(self.config.streams),)
         key += (tuple(sorted((options or {}).items())), tuple(fields.items()))
 
         def make() -> VideoWindows:
@@ -323,6 +325,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 storage_options=options,
                 fields=fields,
                 field_spec=spec,
+                streams=self.config.streams,
             )
 
         return process_view(key, make)

@@ -41,6 +41,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             samples carry (default: all of the root's; a map-style dataset's rows hold their
             values) and those read at offsets from a window's last frame: see
             ``VideoWindows``.
+        streams: the image streams (cameras) samples carry, each an ``Array4D`` feature of
+            its own: ``None`` (default) every one but proxies, ``[]`` none; a stream not
+            named is not read (see ``VideoWindows``).
 
     Raises:
         ValueError: a value is out of range (the message names it).
@@ -62,12 +65,19 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     frame_offsets: Mapping[str, Sequence[int]] | None = None
     delta_timestamps: Mapping[str, Sequence[float]] | None = None
     tolerance_s: float = TOLERANCE_S
+    streams: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _ = self.field_spec  # validates the field options
         _ = self.params  # validates window_length, frame_skip, hop_size, min_video_frames
         self.frame_size = self.sizing.frame_size  # validates the size options
+        if self.streams is not None:
+            if isinstance(self.streams, str) or not isinstance(self.streams, Sequence):
+                raise ParameterError(
+                    f"streams must be a list of stream names, got {self.streams!r}"
+                )
+            self.streams = list(self.streams)
         if self.shard_windows is not None and (
             isinstance(self.shard_windows, bool)
             or not isinstance(self.shard_windows, int)
