@@ -93,6 +93,35 @@ def test_two_cameras_one_root_every_camera_a_stream(tmp_path: Path) -> None:
     assert table.column("bytes").to_pylist() != table.column(WRIST).to_pylist()
 
 
+def test_delta_timestamps_per_camera_as_lerobot_reads_them(tmp_path: Path) -> None:
+    """Every frame a sample (LeRobot's indexing), with delta_timestamps for the second
+    camera and for ``action``: the camera's images and the action chunk at the offsets,
+    clamped to the episode with ``_is_pad``, as ``LeRobotDataset(delta_timestamps=...)``
+    gives them."""
+    from hf_lvf import VideoWindows
+
+    columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
+    convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
+    deltas = {WRIST: [-0.1, 0.0], "action": [0.0, 0.1, 0.2]}
+    view = VideoWindows(tmp_path / "root", sampling="every_frame", delta_timestamps=deltas)
+    assert len(view) == 16 and view.streams_at_offsets == {WRIST: (64, 64)}
+    wrist = decode_rgb(tmp_path / f"ds/videos/{WRIST}/chunk-000/file-000.mp4")
+    starts = np.cumsum([0, 5, 7])  # the episodes' first global index (lengths 5, 7, 4)
+    lengths = [5, 7, 4]
+    for index, sample in enumerate(view.iter_samples()):
+        episode = int(np.searchsorted(starts, index, side="right") - 1)
+        frame = index - starts[episode]
+        for key, offsets in deltas.items():
+            reached = [frame + round(d * FPS) for d in offsets]
+            clamped = [starts[episode] + min(max(f, 0), lengths[episode] - 1) for f in reached]
+            pad = [not 0 <= f < lengths[episode] for f in reached]
+            assert sample[key + "_is_pad"].tolist() == pad, (index, key)
+            want = np.stack([wrist[k] for k in clamped]) if key == WRIST else None
+            if key == "action":
+                want = columns["action"][clamped]
+            np.testing.assert_array_equal(sample[key], want, err_msg=f"{index} {key}")
+
+
 def test_one_camera_of_two(tmp_path: Path) -> None:
     write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
     convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, camera=WRIST)

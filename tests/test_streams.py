@@ -321,8 +321,54 @@ def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monke
     assert asked and not any(WRIST in c or SIDE in c for c in asked)
     with pytest.raises(ValueError, match=r"'observation.images.nope', not an image stream"):
         VideoWindows(root, window_length=2, streams=["observation.images.nope"])
-    with pytest.raises(ValueError, match=r"'observation.images.side' is an image stream"):
-        VideoWindows(root, window_length=2, frame_offsets={SIDE: [0, 1]})
+
+
+def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path) -> None:
+    """A stream named in frame_offsets= is read at the offsets from each window's last
+    frame, clamped to its video (the edge image repeated), with ``<name>_is_pad``, as
+    LeRobot's delta_timestamps reads a camera; the other streams stay at the window's
+    frames, and a streaming load_dataset gives the same samples."""
+    import datasets
+
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    offsets = {WRIST: [-2, 0, 1], "observation.state": [-1, 0]}
+    view = VideoWindows(root, window_length=2, frame_offsets=offsets)
+    assert view.streams == {SIDE: (10, 14)} and view.streams_at_offsets == {WRIST: (8, 12)}
+    assert view.features[WRIST] == datasets.Array4D((3, 8, 12, 3), "uint8")
+    samples = list(view.iter_samples())
+    assert len(samples) == len(view) == 8  # 5 windows of a, 3 of b
+    pads = 0
+    for sample in samples:
+        first, length = (0, 6) if sample["video_idx"] == 0 else (6, 4)
+        last = int(np.asarray(sample["frame_indices"])[-1])
+        reached = [last + k for k in offsets[WRIST]]
+        want = np.stack([frames[first + min(max(f, 0), length - 1)][WRIST] for f in reached])
+        np.testing.assert_array_equal(sample[WRIST], want)
+        assert sample[WRIST + "_is_pad"].tolist() == [not 0 <= f < length for f in reached]
+        pads += int(sample[WRIST + "_is_pad"].sum())
+        _check_pixels(sample, frames, names=(SIDE,))
+        assert sample["observation.state_is_pad"].tolist() == [last - 1 < 0, False]
+    assert pads > 0 and view[0][WRIST].shape == (3, 8, 12, 3)
+    kwargs = {"data_dir": str(root), "window_length": 2, "split": "train"}
+    stream = datasets.load_dataset("hf_lvf", streaming=True, frame_offsets=offsets, **kwargs)
+    for a, b in zip(stream.with_format("numpy"), samples, strict=True):
+        np.testing.assert_array_equal(np.asarray(a[WRIST]), b[WRIST])
+        assert list(a[WRIST + "_is_pad"]) == b[WRIST + "_is_pad"].tolist()
+    cache = str(tmp_path / "cache")
+    with pytest.raises(ValueError, match="pass streaming=True"):
+        datasets.load_dataset("hf_lvf", cache_dir=cache, frame_offsets=offsets, **kwargs)
+
+
+def test_a_proxy_at_offsets_is_refused(tmp_path: Path) -> None:
+    from hf_lvf import VideoWindows
+    from hf_lvf.write import add_proxy
+
+    root = write_frames(tmp_path / "r", [("a", _smooth(4, 32, 48, 0), None)], codec="png")
+    add_proxy(root, 16)
+    with pytest.raises(ValueError, match="'proxy_16' is a proxy stream"):
+        VideoWindows(root, window_length=2, frame_offsets={"proxy_16": [0, 1]})
 
 
 def test_a_root_without_streams_reads_as_before(tmp_path: Path) -> None:

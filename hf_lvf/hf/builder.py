@@ -210,6 +210,13 @@ class HfLvf(datasets.GeneratorBasedBuilder):
         streaming = bool(getattr(dl_manager, "is_streaming", False))
         self.config.check_mode(streaming=streaming)
         index = {layout.uri: i for i, layout in enumerate(self._layouts)}
+        at_offsets = [n for view in self._views for n in view.streams_at_offsets]
+        if at_offsets and not streaming:
+            raise ParameterError(
+                f"image stream {at_offsets[0]!r} is read at offsets (frame_offsets= or "
+                "delta_timestamps=), which a map-style dataset's rows of references do not hold: "
+                "pass streaming=True, or read it with hf_lvf.VideoWindows"
+            )
         if not streaming:
             # Hub and object-store roots are copied once into the caches and read there: the
             # cache outlives this call, and credentials must not be stored with it (README).

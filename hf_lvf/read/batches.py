@@ -341,6 +341,24 @@ class FrameBatches:
         some_copies = None if copies is None else [copies[k] for k in some.tolist()]
         return self._decode(rows[some], out, targets[some], some_copies, blobs, stream)
 
+    def decode_rows(
+        self,
+        rows: np.ndarray,
+        reader: FrameReader,
+        stream: tuple[str, np.ndarray],
+        size: tuple[int, int],
+    ) -> np.ndarray:
+        """The images of ``rows`` (any shape, repeats allowed) in the column ``reader``
+        reads (``stream``: its name and each video's ``(H, W)``), at ``size``, each distinct
+        row read (one take) and decoded once: ``(*rows.shape, H, W, 3)`` uint8."""
+        flat = rows.reshape(-1)
+        unique, inverse = np.unique(flat, return_inverse=True)
+        decoded = np.empty((len(unique), *size, 3), np.uint8)
+        if unique.size:
+            blobs = reader.read(unique, fields=False)
+            self._decode(unique, decoded, np.arange(len(unique)), None, blobs, stream).wait()
+        return decoded[inverse.reshape(-1)].reshape(*rows.shape, *size, 3)
+
     def _decode(
         self,
         rows: np.ndarray,

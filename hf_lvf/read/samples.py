@@ -351,6 +351,13 @@ class FieldPlan:
         ]
         return np.unique(self._start_rows[video_idx][:, None] + np.concatenate(reached, axis=1))
 
+    def offset_frames(
+        self, name: str, video_idx: np.ndarray, frame_indices: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(frames, is_pad)``, each ``(n, K)``: the frames key ``name``'s offsets reach
+        from each window's last frame, clamped to its video, and which were clamped."""
+        return offset_frames(frame_indices[:, -1], video_idx, self.offsets[name], self._num_frames)
+
     def columns(
         self,
         fields: Sequence[FrameField],

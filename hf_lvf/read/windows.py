@@ -121,7 +121,9 @@ class VideoWindows:
             in its own dtype (strings: a list); ``None`` (default): all of the root's.
         frame_offsets, delta_timestamps: ``{field: offsets}`` read at offsets from the
             window's last frame, in frames or seconds (LeRobot's ``delta_timestamps``,
-            ``tolerance_s``), clamped to the video, with ``<field>_is_pad``.
+            ``tolerance_s``), clamped to the video, with ``<field>_is_pad``; a key may be an
+            image stream (a camera): its images at the offsets, ``(K, H, W, 3)``, read in a
+            take of their own.
         streams: the image streams samples carry (FORMAT.md, "Image streams": a root's
             other cameras), each under its name, ``(window_length, H, W, 3)`` uint8 RGB at
             ``frame_indices``, read in the same take as ``video`` and decoded with it,
@@ -278,7 +280,12 @@ class VideoWindows:
             raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
         self._stream_selection = None if streams is None else tuple(streams)
-        self._streams = self._sample_streams(layout, sizing, streams)
+        every = self._sample_streams(layout, sizing, streams)
+        # Streams named in frame_offsets= / delta_timestamps= are read at those offsets
+        # (``(K, H, W, 3)`` and ``<name>_is_pad``), the others at the window's frames.
+        self._streams = tuple(s for s in every if s[0] not in spec.offset_keys)
+        self._offset_streams = tuple(s for s in every if s[0] in spec.offset_keys)
+        self._stream_readers: dict[str, FrameReader] = {}
         self._images, sizes = self._serving(layout, sizing)
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
@@ -288,8 +295,8 @@ class VideoWindows:
             FrameReader(
                 layout,
                 self._storage_options,
-                spec.read,
-                spec.offset_keys,
+                self._field_names(spec.read),
+                self._field_names(spec.offset_keys),
                 streams=[name for name, _, _ in self._streams],
                 images=self._images,
             ),
@@ -310,6 +317,28 @@ class VideoWindows:
         reader, fetch_rows = self._frames.reader, self._rows_to_fetch
         self._ordered = OrderedReads(reader, self._plan, self._start_rows, fetch_rows)
 
+    def _field_names(self, names: Sequence[str] | None) -> tuple[str, ...] | None:
+        """``names`` less the image streams read at offsets (they are no per-frame field)."""
+        if names is None:
+            return None
+        return tuple(n for n in names if n not in {s[0] for s in self._offset_streams})
+
+    def _stream_at_offsets(
+        self, stream: tuple[str, np.ndarray, tuple[int, int]], video_idx, frame_indices
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(images, is_pad)`` of an image stream read at offsets: ``(n, K, H, W, 3)`` and
+        ``(n, K)``, its images at each window's offset frames (clamped, as LeRobot pads)."""
+        name, sizes, size = stream
+        frames, is_pad = self._field_plan.offset_frames(name, video_idx, frame_indices)
+        rows = self._start_rows[video_idx][:, None] + frames
+        reader = self._stream_readers.get(name)
+        if reader is None:
+            reader = self._stream_readers[name] = FrameReader(
+                self._layout, self._storage_options, (), images=name
+            )
+        images = self._frames.decode_rows(rows, reader, (name, sizes), size)
+        return images, is_pad
+
     def _serving(self, layout: RootLayout, sizing: FrameSizing) -> tuple[str, np.ndarray]:
         """The column the frames are read from and each video's ``(H, W)`` in it: the
         smallest proxy that covers ``frame_size`` (FrameSizing's ``proxies``), else
@@ -321,6 +350,12 @@ class VideoWindows:
         videos = self._plan.windows_per_video > 0
         proxy = serving_proxy(root_streams(layout), sizing.frame_size, videos)
         return ("bytes", self._sizes) if proxy is None else (proxy.name, proxy.sizes)
+
+    @property
+    def streams_at_offsets(self) -> dict[str, tuple[int, int]]:
+        """The image streams samples carry at offsets (``frame_offsets=`` or
+        ``delta_timestamps=``), each ``(H, W)``: ``(K, H, W, 3)`` and ``<name>_is_pad``."""
+        return {name: size for name, _, size in self._offset_streams}
 
     @property
     def images(self) -> str:
@@ -336,14 +371,16 @@ class VideoWindows:
         from ..layout.image_streams import root_streams, sample_streams
 
         every = root_streams(layout)
-        at_offsets = [name for name in self._field_spec.offset_keys if name in every]
+        at_offsets = [n for n in self._field_spec.offset_keys if n in every and every[n].is_proxy]
         if at_offsets:
             raise ParameterError(
-                f"{at_offsets[0]!r} is an image stream of root {layout.uri!r}: streams are read "
-                "at the window's frames (frame_indices), not at offsets of frame_offsets= or "
-                "delta_timestamps= (not supported yet); use window_length= and frame_skip="
+                f"{at_offsets[0]!r} is a proxy stream of root {layout.uri!r}: offsets "
+                "(frame_offsets=, delta_timestamps=) name a camera, a per-frame field, or the "
+                "frames' own proxies=, not a proxy"
             )
         found = sample_streams(every, selection, layout.uri)
+        offsets = [n for n in self._field_spec.offset_keys if n in every]
+        found = (*found, *(every[n] for n in offsets if every[n] not in found))
         from ..layout import SAMPLE_KEYS
 
         taken = {*SAMPLE_KEYS, *self._fields}
@@ -568,8 +605,8 @@ class VideoWindows:
         schema = probe_schema(self._layout, self._storage_options)
         found = frame_fields(schema, where=self.uri, streams=stream_names(self._layout.header))
         spec = self._field_plan.spec
-        select_fields(found, spec.offset_keys, self.uri)
-        return {f.name: f for f in select_fields(found, spec.read, self.uri)}
+        select_fields(found, self._field_names(spec.offset_keys), self.uri)
+        return {f.name: f for f in select_fields(found, self._field_names(spec.read), self.uri)}
 
     @property
     def base_features(self) -> datasets.Features:
@@ -577,7 +614,7 @@ class VideoWindows:
         from .samples import window_features
 
         features = window_features(self._params, self._out_size, self._fields, self._layout)
-        if not self._streams:
+        if not self._streams and not self._offset_streams:
             return features
         import datasets
 
@@ -585,6 +622,10 @@ class VideoWindows:
         extra = {
             name: datasets.Array4D((length, *size, 3), "uint8") for name, _, size in self._streams
         }
+        for name, _, size in self._offset_streams:
+            k = self._field_plan.offsets[name].shape[1]
+            extra[name] = datasets.Array4D((k, *size, 3), "uint8")
+            extra[name + "_is_pad"] = datasets.List(datasets.Value("bool"), length=k)
         return type(features)({**features, **extra})
 
     def _field_features(self, features: datasets.Features) -> datasets.Features:
@@ -609,6 +650,10 @@ class VideoWindows:
         for name, images in values.images.items():
             for b, sample in enumerate(samples):
                 sample[name] = images[b]
+        for stream in self._offset_streams:
+            images, is_pad = self._stream_at_offsets(stream, video_idx, frame_indices)
+            for b, sample in enumerate(samples):
+                sample[stream[0]], sample[stream[0] + "_is_pad"] = images[b], is_pad[b]
         if not values.values:
             return samples
         fields = self._frames.reader.fields
