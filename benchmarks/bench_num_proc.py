@@ -34,8 +34,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import datasets
-
 WAYS = {
     "num_proc=None (one process)": "none",
     "forkserver (hf_lvf's default after a read)": "forkserver",
@@ -49,6 +47,7 @@ def _mean(row: dict) -> dict:
 
 
 def run_way(way: str, root: str, rounds: int) -> dict:
+    import datasets  # here, not at the top: the parent, which only writes the root, skips it
     import multiprocess
 
     import hf_lvf  # noqa: F401  (registers the builder)
