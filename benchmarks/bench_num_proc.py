@@ -15,7 +15,8 @@ and the median of the later ones.
 
     python benchmarks/bench_num_proc.py              # ~1 min on 2 cores
     python benchmarks/bench_num_proc.py --quick      # seconds: 2 windows of 16x32x32, 1 map,
-                                                     # no spawn (its pool's imports: ~5 s)
+                                                     # no spawn (its pool's imports: ~5 s), the
+                                                     # ways one after another in one process
 
 A way that fails is a row of the table, with its error; the exit status is 1 when a way
 other than the unsupported fork fails.
@@ -33,8 +34,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import datasets
-
 WAYS = {
     "num_proc=None (one process)": "none",
     "forkserver (hf_lvf's default after a read)": "forkserver",
@@ -48,6 +47,7 @@ def _mean(row: dict) -> dict:
 
 
 def run_way(way: str, root: str, rounds: int) -> dict:
+    import datasets  # here, not at the top: the parent, which only writes the root, skips it
     import multiprocess
 
     import hf_lvf  # noqa: F401  (registers the builder)
@@ -80,12 +80,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, help="maps (default: 1 with --quick, else 3)")
     parser.add_argument("--quick", action="store_true", help="a tiny root, 1 map")
-    parser.add_argument("--way", help=argparse.SUPPRESS)
+    parser.add_argument("--way", help=argparse.SUPPRESS)  # ways, comma-separated
     parser.add_argument("--root", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.rounds = args.rounds or (1 if args.quick else 3)
-    if args.way:  # one way, in this fresh process
-        print(json.dumps(run_way(args.way, args.root, args.rounds)))
+    if args.way:  # these ways, one after another in this fresh process
+        results = {}
+        for way in args.way.split(","):
+            try:
+                results[way] = run_way(way, args.root, args.rounds)
+            except Exception as error:  # reported in the table, as a failed process is
+                print(f"{way} failed: {error!r}", file=sys.stderr)
+                results[way] = {"failed": f"{type(error).__name__}: {error}"}
+        print(json.dumps(results))
         return
     from hf_lvf.write.synthetic import write_synthetic_root
 
@@ -95,17 +102,21 @@ def main() -> None:
         root = write_synthetic_root(
             Path(tmp) / "clips", num_videos=2, num_frames=frames, frame_size=(side, side)
         )
-        for name, way in WAYS.items():
-            if args.quick and way == "spawn":
-                continue
-            command = [sys.executable, __file__, "--way", way, "--root", str(root)]
+        # Each way in a fresh process; --quick: no spawn, and the others one after another in
+        # one process (one interpreter's imports, not three: a pool is chosen per map, and the
+        # fork way, last, is the only one that switches off the fork check).
+        ways = [way for way in WAYS.values() if not (args.quick and way == "spawn")]
+        for group in [ways] if args.quick else [[way] for way in ways]:
+            command = [sys.executable, __file__, "--way", ",".join(group), "--root", str(root)]
             command += ["--rounds", str(args.rounds)]
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)
             if done.returncode:  # reported in the table, with the error's last line
-                print(f"{name} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
-                results[name] = {"failed": done.stderr.strip().splitlines()[-1]}
+                print(f"{', '.join(group)} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
+                for way in group:
+                    results[way] = {"failed": done.stderr.strip().splitlines()[-1]}
                 continue
-            results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+            results.update(json.loads(done.stdout.strip().splitlines()[-1]))
+        results = {name: results[way] for name, way in WAYS.items() if way in results}
     same = len({json.dumps(r.get("means")) for r in results.values() if "means" in r}) == 1
     one_process = results["num_proc=None (one process)"]["times"]
     base = _later(one_process) or one_process[0]  # with one map: first maps against it
