@@ -289,13 +289,16 @@ def test_every_stream_is_a_sample_key_with_exact_pixels(tmp_path: Path) -> None:
     assert resized["video"].shape == resized[WRIST].shape == resized[SIDE].shape == (3, 6, 6, 3)
 
 
-def _columns_taken(monkeypatch) -> list[list[str]]:
-    """The columns of every Lance ``take`` from now on, one list a take."""
+def _columns_taken(monkeypatch, rows: list[int] | None = None) -> list[list[str]]:
+    """The columns of every Lance ``take`` from now on, one list a take (and, in ``rows``,
+    how many rows each took)."""
     asked: list[list[str]] = []
     take = lance.LanceDataset.take
 
     def counting(self, indices, columns=None, **kwargs):
         asked.append(list(columns or []))
+        if rows is not None:
+            rows.append(len(indices))
         return take(self, indices, columns=columns, **kwargs)
 
     monkeypatch.setattr(lance.LanceDataset, "take", counting)
@@ -323,7 +326,7 @@ def test_streams_picks_and_a_stream_not_picked_is_not_read(tmp_path: Path, monke
         VideoWindows(root, window_length=2, streams=["observation.images.nope"])
 
 
-def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path) -> None:
+def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path, monkeypatch) -> None:
     """A stream named in frame_offsets= is read at the offsets from each window's last
     frame, clamped to its video (the edge image repeated), with ``<name>_is_pad``, as
     LeRobot's delta_timestamps reads a camera; the other streams stay at the window's
@@ -351,6 +354,14 @@ def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path) -> None:
         _check_pixels(sample, frames, names=(SIDE,))
         assert sample["observation.state_is_pad"].tolist() == [last - 1 < 0, False]
     assert pads > 0 and view[0][WRIST].shape == (3, 8, 12, 3)
+    # The camera's offset rows are read in its own take, of its column alone; the frames'
+    # take holds the window's rows and the field's offset rows, never the camera's.
+    counts: list[int] = []
+    asked = _columns_taken(monkeypatch, counts)
+    one = VideoWindows(root, window_length=2, frame_offsets={WRIST: [-3], "observation.state": [0]})
+    one[3]  # video a, frames 3 and 4: the wrist camera at frame 1
+    taken = sorted(zip(counts, asked, strict=True), key=lambda t: "bytes" in t[1])
+    assert [(n, "bytes" in c, WRIST in c) for n, c in taken] == [(1, False, True), (2, True, False)]
     kwargs = {"data_dir": str(root), "window_length": 2, "split": "train"}
     stream = datasets.load_dataset("hf_lvf", streaming=True, frame_offsets=offsets, **kwargs)
     for a, b in zip(stream.with_format("numpy"), samples, strict=True):

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import DroppedVideosWarning, LayoutError, ParameterError
 from ..frames import FrameField
 from ..layout import SAMPLE_KEYS, RootLayout
+from ..layout.image_streams import stream_names
 from ..layout.labels import LABEL, label_names
 from ..layout.spans import layout_spans
 from ..plan import (
@@ -339,16 +340,21 @@ class FieldPlan:
             tolerance_s=spec.tolerance_s,
             describe_video=lambda v: f"{layout.metadata_path}: videos[{v}] ({layout.path(v)!r})",
         )
+        # Keys whose rows join the frame read's take: an image stream's offsets are read in a
+        # take of their own (only its column), so its rows would only add frames to this one.
+        streams = set(stream_names(layout.header))
+        self._row_keys = [name for name in self.offsets if name not in streams]
+
+    @property
+    def has_extra_rows(self) -> bool:
+        """Whether fields are read at offsets: their rows join the frame read's take."""
+        return bool(self._row_keys)
 
     def extra_rows(self, video_idx: np.ndarray, frame_indices: np.ndarray) -> np.ndarray | None:
-        """The Lance rows the offsets of windows reach (``None`` without offsets)."""
-        if not self.offsets:
+        """The Lance rows the offsets of the windows' fields reach (``None`` without any)."""
+        if not self._row_keys:
             return None
-        last = frame_indices[:, -1]
-        reached = [
-            offset_frames(last, video_idx, offsets, self._num_frames)[0]
-            for offsets in self.offsets.values()
-        ]
+        reached = [self.offset_frames(name, video_idx, frame_indices)[0] for name in self._row_keys]
         return np.unique(self._start_rows[video_idx][:, None] + np.concatenate(reached, axis=1))
 
     def offset_frames(
@@ -369,14 +375,12 @@ class FieldPlan:
         list of lists), and each offset field's ``_is_pad`` mask."""
         base = self._start_rows[video_idx][:, None]
         plain = values.at(base + frame_indices) if values.values else {}
-        last = frame_indices[:, -1]
         out: dict[str, Any] = {}
         for one in fields:  # in the schema's order, each mask after its field
-            offsets = self.offsets.get(one.name)
-            if offsets is None:
+            if one.name not in self.offsets:
                 out[one.name] = plain[one.name]
                 continue
-            frames, is_pad = offset_frames(last, video_idx, offsets, self._num_frames)
+            frames, is_pad = self.offset_frames(one.name, video_idx, frame_indices)
             out[one.name] = values.at(base + frames)[one.name]
             out[one.name + IS_PAD] = is_pad
         return {name: _column(value) for name, value in out.items()}

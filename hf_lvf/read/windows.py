@@ -686,7 +686,7 @@ class VideoWindows:
     def _rows_to_fetch(self, strips: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
         """The rows to fetch ahead for each strip: ``WindowPlan.rows_to_fetch``, and the rows
         the strip's offsets reach (so that no strip needs a second take for its fields)."""
-        if not self._field_plan.offsets:
+        if not self._field_plan.has_extra_rows:
             yield from self._plan.rows_to_fetch(self._start_rows, strips)
             return
         previous = np.empty(0, np.int64)
