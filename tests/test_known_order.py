@@ -239,6 +239,9 @@ def test_hub_faults_during_read_ahead_are_retried_or_named_in_the_take(hub, root
 
     # A read-ahead that fails for good raises in the take of its batch, naming root and rows.
     monkeypatch.setattr(frames_module, "_RETRY_BUDGET_S", 1.0)
+    # Every try is answered at once now (no stall): a short read timeout would only let a
+    # loaded machine end on a timeout instead of the 503 the message must name.
+    monkeypatch.setattr(frames_module, "_READ_TIMEOUT_S", 30.0)
     # (Which take fails, exactly: test_a_fetch_that_fails_raises_in_the_take_that_needs_it.)
     hub.inject(503, times=10_000, **data)
     remote._frames._cache = (np.empty(0, np.int64), None)  # nothing decoded to reuse
