@@ -25,6 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _benchmarks import load_benchmark  # noqa: E402
 from hub_server import CLIENT_ENV_DROPPED, HubServer, client_environment, free_port  # noqa: E402
 
 HUB_PORT = free_port()
@@ -162,24 +163,6 @@ def fake_gcs():
 # =============================================================================
 
 
-# Ray gives its raylet a fixed 30 s to register with the GCS (ray/_private/node.py), then
-# raises: beside the other workers' tests (and another local Ray: benchmarks/bench_ray.py
-# --quick starts its own) that can pass, and it did once in CI. Such a start is shut down
-# and tried again, twice at most; any other error is raised at once.
-_RAY_STARTS = 3
-
-
-def _start_ray(ray, **options) -> None:
-    for attempt in range(1, _RAY_STARTS + 1):
-        try:
-            ray.init(**options)
-            return
-        except Exception as error:
-            if "timed out during startup" not in str(error) or attempt == _RAY_STARTS:
-                raise
-            ray.shutdown()
-
-
 @pytest.fixture(scope="session")
 def ray_cluster():
     """A local Ray of 2 CPUs, without dashboard or progress bars."""
@@ -197,7 +180,9 @@ def ray_cluster():
     tests, path = str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [tests, path]))
     try:
-        _start_ray(
+        # bench_ray.py's start: one that times out (Ray's fixed 30 s, beside the other workers'
+        # tests and the local Ray of bench_ray.py --quick) is tried again.
+        load_benchmark("bench_ray").start_ray(
             ray,
             num_cpus=2,
             object_store_memory=256 * 2**20,  # tiny test data; xdist workers may each start one

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _benchmarks import load_benchmark
 from hub_server import CLIENT_ENV_DROPPED, client_environment
 
 REPO = Path(__file__).resolve().parent.parent
@@ -106,12 +107,9 @@ class _FlakyRay:
 
 def test_bench_ray_tries_a_timed_out_start_again():
     """bench_ray.py's start of Ray: Ray's own 30 s for the raylet ran out once in CI under load;
-    such a start is tried again (up to 3 times), and any other error is raised at once."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_ray", REPO / "benchmarks/bench_ray.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    such a start is tried again (up to 3 times), and any other error is raised at once. The
+    tests' own local Ray (conftest.py's ray_cluster) starts through it too."""
+    bench = load_benchmark("bench_ray")
     timeout = Exception("The current node timed out during startup. This could happen ...")
     ray = _FlakyRay(timeout)
     bench.start_ray(ray, num_cpus=1)
