@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # for type checkers and the API reference; the same as _HOMES
     from .plan import DEFAULT_MAX_FRAME_PIXELS, WindowParams
     from .publish import push_card, push_to_hub
     from .read.windows import VideoWindows
+    from .training.lerobot_windows import LeRobotWindows
     from .training.loader import safe_dataloader
     from .training.sampler import ClipSampler
 
@@ -57,6 +58,7 @@ _HOMES: dict[str, str | None] = {
     "WindowVideo": "hf.feature",
     "safe_dataloader": "training.loader",
     "ClipSampler": "training.sampler",
+    "LeRobotWindows": "training.lerobot_windows",
     # the Hub
     "push_to_hub": "publish",
     "push_card": "publish",

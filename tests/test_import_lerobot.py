@@ -102,10 +102,14 @@ def test_delta_timestamps_per_camera_as_lerobot_reads_them(tmp_path: Path) -> No
 
     columns = write_lerobot(tmp_path / "ds", cameras=(TOP, WRIST))
     convert_videos(tmp_path / "ds", tmp_path / "root", workers=0, codec="png")
-    deltas = {WRIST: [-0.1, 0.0], "action": [0.0, 0.1, 0.2]}
+    # TOP is the camera of ``video`` (bytes): at offsets under its own key, as LeRobot has it
+    deltas = {TOP: [-0.2, 0.0], WRIST: [-0.1, 0.0], "action": [0.0, 0.1, 0.2]}
     view = VideoWindows(tmp_path / "root", sampling="every_frame", delta_timestamps=deltas)
-    assert len(view) == 16 and view.streams_at_offsets == {WRIST: (64, 64)}
-    wrist = decode_rgb(tmp_path / f"ds/videos/{WRIST}/chunk-000/file-000.mp4")
+    assert len(view) == 16 and view.streams_at_offsets == {WRIST: (64, 64), TOP: (64, 64)}
+    images = {
+        camera: decode_rgb(tmp_path / f"ds/videos/{camera}/chunk-000/file-000.mp4")
+        for camera in (TOP, WRIST)
+    }
     starts = np.cumsum([0, 5, 7])  # the episodes' first global index (lengths 5, 7, 4)
     lengths = [5, 7, 4]
     for index, sample in enumerate(view.iter_samples()):
@@ -116,10 +120,12 @@ def test_delta_timestamps_per_camera_as_lerobot_reads_them(tmp_path: Path) -> No
             clamped = [starts[episode] + min(max(f, 0), lengths[episode] - 1) for f in reached]
             pad = [not 0 <= f < lengths[episode] for f in reached]
             assert sample[key + "_is_pad"].tolist() == pad, (index, key)
-            want = np.stack([wrist[k] for k in clamped]) if key == WRIST else None
             if key == "action":
                 want = columns["action"][clamped]
+            else:
+                want = np.stack([images[key][k] for k in clamped])
             np.testing.assert_array_equal(sample[key], want, err_msg=f"{index} {key}")
+        np.testing.assert_array_equal(sample["video"], images[TOP][index][None])
 
 
 def test_one_camera_of_two(tmp_path: Path) -> None:

@@ -362,6 +362,17 @@ def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path, monkeypa
     one[3]  # video a, frames 3 and 4: the wrist camera at frame 1
     taken = sorted(zip(counts, asked, strict=True), key=lambda t: "bytes" in t[1])
     assert [(n, "bytes" in c, WRIST in c) for n, c in taken] == [(1, False, True), (2, True, False)]
+    # TOP, the camera of ``video`` (video_column), at offsets under its own key: its images
+    # come from bytes, in a take of their own, of that column alone
+    counts.clear(), asked.clear()
+    top = VideoWindows(root, window_length=2, frame_offsets={TOP: [-3, 0, 2]})
+    sample = top[3]  # video a (6 frames), frames 3 and 4: TOP at frames 1, 4 and 6 (clamped)
+    np.testing.assert_array_equal(sample[TOP], np.stack([frames[k][TOP] for k in (1, 4, 5)]))
+    assert sample[TOP + "_is_pad"].tolist() == [False, False, True]
+    _check_pixels(sample, frames)
+    taken = sorted(zip(counts, asked, strict=True), key=lambda t: WRIST in t[1])
+    streams = [(n, "bytes" in c, WRIST in c or SIDE in c) for n, c in taken]
+    assert streams == [(3, True, False), (2, True, True)]
     kwargs = {"data_dir": str(root), "window_length": 2, "split": "train"}
     stream = datasets.load_dataset("hf_lvf", streaming=True, frame_offsets=offsets, **kwargs)
     for a, b in zip(stream.with_format("numpy"), samples, strict=True):

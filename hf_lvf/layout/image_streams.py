@@ -49,6 +49,20 @@ def stream_names(header: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(streams) if isinstance(streams, Mapping) else ()
 
 
+def main_camera(header: Mapping[str, Any]) -> str | None:
+    """The key the images of ``bytes`` have beside ``video`` (``video_column``, when it names
+    a camera: ``observation.images.top`` in a LeRobot root), or ``None`` (plain videos)."""
+    name = header.get("video_column")
+    return name if isinstance(name, str) and name not in ("", "video", "bytes") else None
+
+
+def offset_image_names(header: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names that read images at offsets (``frame_offsets=``, ``delta_timestamps=``):
+    every stream, and the main camera (:func:`main_camera`)."""
+    main = main_camera(header)
+    return (*stream_names(header), *((main,) if main is not None else ()))
+
+
 def _size(value: Any, what: str) -> tuple[int, int]:
     height, width = (value or {}).get("H"), (value or {}).get("W")
     ok = all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (height, width))
@@ -130,4 +144,12 @@ def serving_proxy(
     return min(fits, key=lambda s: int((s.sizes[videos, 0] * s.sizes[videos, 1]).sum()))
 
 
-__all__ = ["ImageStream", "root_streams", "sample_streams", "serving_proxy", "stream_names"]
+__all__ = [
+    "ImageStream",
+    "main_camera",
+    "offset_image_names",
+    "root_streams",
+    "sample_streams",
+    "serving_proxy",
+    "stream_names",
+]

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import DroppedVideosWarning, LayoutError, ParameterError
 from ..frames import FrameField
 from ..layout import SAMPLE_KEYS, RootLayout
-from ..layout.image_streams import stream_names
+from ..layout.image_streams import offset_image_names
 from ..layout.labels import LABEL, label_names
 from ..layout.spans import layout_spans
 from ..plan import (
@@ -340,9 +340,10 @@ class FieldPlan:
             tolerance_s=spec.tolerance_s,
             describe_video=lambda v: f"{layout.metadata_path}: videos[{v}] ({layout.path(v)!r})",
         )
-        # Keys whose rows join the frame read's take: an image stream's offsets are read in a
-        # take of their own (only its column), so its rows would only add frames to this one.
-        streams = set(stream_names(layout.header))
+        # Keys whose rows join the frame read's take: images at offsets (a stream, the main
+        # camera) are read in a take of their own (only their column), so their rows would
+        # only add frames to this one.
+        streams = set(offset_image_names(layout.header))
         self._row_keys = [name for name in self.offsets if name not in streams]
 
     @property

@@ -18,6 +18,7 @@ from ..decode import default_decode_threads
 from ..errors import LayoutError, ParameterError, ParameterTypeError, UsageError
 from ..frames import FrameReader, ReadAheadBudget, closed_at_exit
 from ..layout import RootLayout, VideoInfo, check_frame_pixels, read_layout
+from ..layout.image_streams import main_camera
 from ..location import lance_options, pin_root
 from ..plan import (
     DEFAULT_MAX_FRAME_PIXELS,
@@ -280,13 +281,14 @@ class VideoWindows:
             raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
         self._stream_selection = None if streams is None else tuple(streams)
+        self._images, self._image_sizes = self._serving(layout, sizing)
         every = self._sample_streams(layout, sizing, streams)
         # Streams named in frame_offsets= / delta_timestamps= are read at those offsets
         # (``(K, H, W, 3)`` and ``<name>_is_pad``), the others at the window's frames.
         self._streams = tuple(s for s in every if s[0] not in spec.offset_keys)
         self._offset_streams = tuple(s for s in every if s[0] in spec.offset_keys)
         self._stream_readers: dict[str, FrameReader] = {}
-        self._images, sizes = self._serving(layout, sizing)
+        sizes = self._image_sizes
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
         # the previous one (up to a span), which must stay a fraction of what it decodes (HD).
@@ -332,9 +334,10 @@ class VideoWindows:
         frames, is_pad = self._field_plan.offset_frames(name, video_idx, frame_indices)
         rows = self._start_rows[video_idx][:, None] + frames
         reader = self._stream_readers.get(name)
-        if reader is None:
+        if reader is None:  # the main camera's images are those of ``video`` (or its proxy)
+            column = self._images if name == main_camera(self._layout.header) else name
             reader = self._stream_readers[name] = FrameReader(
-                self._layout, self._storage_options, (), images=name
+                self._layout, self._storage_options, (), images=column
             )
         images = self._frames.decode_rows(rows, reader, (name, sizes), size)
         return images, is_pad
@@ -368,9 +371,14 @@ class VideoWindows:
     ) -> tuple[tuple[str, np.ndarray, tuple[int, int]], ...]:
         """``(name, each video's (H, W), the (H, W) it is read at)`` of each image stream
         samples carry: ``frame_size`` if given, else the stream's own (common) size."""
-        from ..layout.image_streams import root_streams, sample_streams
+        from ..layout.image_streams import ImageStream, root_streams, sample_streams
 
         every = root_streams(layout)
+        main = main_camera(layout.header)
+        if main is not None and main in self._field_spec.offset_keys and main not in every:
+            # LeRobot's delta_timestamps may name the camera of ``video``: its images at the
+            # offsets, from the column (and sizes) that serve ``video``
+            every[main] = ImageStream(main, (self._images,), None, self._image_sizes)
         at_offsets = [n for n in self._field_spec.offset_keys if n in every and every[n].is_proxy]
         if at_offsets:
             raise ParameterError(
