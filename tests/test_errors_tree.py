@@ -88,6 +88,7 @@ def _bad_calls(root: Path, tmp: Path) -> dict[str, list]:
         "relocate_roots": [((None, {}), {}), (([], {"a": "b"}), {})],
         "push_to_hub": [((missing, "me/clips"), {})],
         "push_card": [(("not a repo id!",), {"root": missing})],
+        "LeRobotWindows": [((root,), {}), ((missing,), {}), ((root,), {"window_length": 4})],
     }
 
 
