@@ -73,16 +73,22 @@ def _weights(path: Path) -> dict:
     return torch.load(path, weights_only=True)["model"]
 
 
-def test_train_classifier_resume_continues_the_same_run(tmp_path, data_dir):
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory, data_dir) -> tuple[Path, str]:
+    """One uninterrupted run of 2 epochs (a DataLoader worker): the folder of its record and
+    checkpoint, and what it printed. Both tests below compare with it, so it runs once."""
+    folder = tmp_path_factory.mktemp("whole-run")
+    args = _classifier(data_dir, "--epochs", "2", "--checkpoint", "whole.pt", "--record", "whole")
+    return folder, _run([sys.executable, *args], folder)
+
+
+def test_train_classifier_resume_continues_the_same_run(tmp_path, data_dir, whole_run):
     """Stopping after 3 steps and resuming reads the windows and reaches the weights of
-    one uninterrupted run."""
+    one uninterrupted run (each with one DataLoader worker: the shuffled stream's order, as
+    `datasets` deals shards and shuffle buffers to workers, depends on their number)."""
     import torch
 
-    whole = _run(
-        [sys.executable, *_classifier(data_dir, "--epochs", "2", "--checkpoint", "whole.pt")]
-        + ["--record", "whole"],
-        tmp_path,
-    )
+    folder, whole = whole_run
     assert re.search(r"epoch 0 done: \d+ steps, [0-9.]+ windows/s", whole), whole
     stopped = _run(
         [sys.executable, *_classifier(data_dir, "--epochs", "2", "--checkpoint", "part.pt")]
@@ -97,28 +103,26 @@ def test_train_classifier_resume_continues_the_same_run(tmp_path, data_dir):
     )
     assert "resumed at epoch 0, step 3" in resumed
 
-    whole_rows = _records(tmp_path / "whole.rank0")
+    whole_rows = _records(folder / "whole.rank0")
     # every window of the root, clips_per_video=2 per video, in each of the 2 epochs
     assert len(whole_rows) == 2 * 2 * len(LENGTHS)
     assert {epoch for _, epoch, _, _ in whole_rows} == {0, 1}
     assert _records(tmp_path / "part.rank0") == whole_rows
     # the orders of the two epochs differ (a new draw and shuffle every epoch)
     assert [r[3] for r in whole_rows if r[1] == 0] != [r[3] for r in whole_rows if r[1] == 1]
-    final, resumed_final = _weights(tmp_path / "whole.pt"), _weights(tmp_path / "part.pt")
+    final, resumed_final = _weights(folder / "whole.pt"), _weights(tmp_path / "part.pt")
     assert final.keys() == resumed_final.keys()
     for name in final:
         torch.testing.assert_close(resumed_final[name], final[name], rtol=0, atol=0)
 
 
-def test_train_classifier_torchrun_two_ranks_read_disjoint_windows(tmp_path, data_dir):
-    one = _run(
-        [sys.executable, *_classifier(data_dir, "--epochs", "1", "--record", "one")], tmp_path
-    )
-    assert "windows/s" in one
+def test_train_classifier_torchrun_two_ranks_read_disjoint_windows(tmp_path, data_dir, whole_run):
+    """Under torchrun, 2 ranks (no DataLoader workers: tests/test_cluster.py runs ranks with
+    workers) read disjoint windows, together those one process reads in epoch 0."""
     out = _run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
         + ["--master-port", str(free_port())]
-        + _classifier(data_dir, "--epochs", "1", "--record", "ddp"),
+        + _classifier(data_dir, "--epochs", "1", "--record", "ddp", "--num-workers", "0"),
         tmp_path,
     )
     assert "rank 0 epoch 0 done" in out and "rank 1 epoch 0 done" in out, out
@@ -127,7 +131,8 @@ def test_train_classifier_torchrun_two_ranks_read_disjoint_windows(tmp_path, dat
     assert not set(ranks[0]) & set(ranks[1])
     assert len(ranks[0]) + len(ranks[1]) == len(set(ranks[0]) | set(ranks[1]))
     # together the ranks read what one process reads in that epoch, each window once
-    alone = [r[3] for r in _records(tmp_path / "one.rank0")]
+    folder, _ = whole_run
+    alone = [r[3] for r in _records(folder / "whole.rank0") if r[1] == 0]
     assert sorted(ranks[0] + ranks[1]) == sorted(alone)
 
 
