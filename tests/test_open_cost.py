@@ -156,3 +156,127 @@ def test_entries_cut_where_a_string_holds_the_separator(monkeypatch):
     assert cut[0].column("path").to_pylist() == [v["path"] for v in videos]
     assert cut[0].column("metadata.x").to_pylist()[6:9] == [6.0, 1.5, 8.0]
     assert cut[0].column("metadata.note").to_pylist()[7] == "}, {"
+
+
+def _typed_only(monkeypatch):
+    """parse_metadata without Arrow's reader: the typed records' path, the reference."""
+    from hf_lvf.layout import table as parse
+
+    monkeypatch.setattr(parse, "_arrow_columns", lambda text: None)
+
+
+def _parsed(text: bytes):
+    from hf_lvf.errors import LayoutError
+    from hf_lvf.layout.table import field_dtype, parse_metadata
+
+    try:
+        table, header, kinds = parse_metadata(text, where="the file")
+    except LayoutError as err:
+        return "error", str(err)
+    n = table.num_rows
+    dtypes = {}
+    for name, k in kinds.items():
+        try:
+            dtypes[name] = (field_dtype(name, k, n), k.present)
+        except ValueError as err:
+            dtypes[name] = str(err)
+    return table.combine_chunks(), header, dtypes
+
+
+def _entry(i: int, **changes) -> dict:
+    entry = {"id": i, "key": f"v{i}", "path": f"/v/{i}.mp4", "T": 4, "H": 8, "W": 8}
+    entry |= {"start_row": 4 * i, "metadata": {"label": i % 3}}
+    return entry | changes
+
+
+# Files the Arrow reader must read as the typed records do, or leave to them: each, written
+# compact and as hf_lvf writes (indented), with the list cut into pieces of a few entries.
+_ODD_FILES = {
+    "usual": [_entry(i) for i in range(40)],
+    "no id, key or metadata": [
+        {k: v for k, v in _entry(i).items() if k in ("T", "H", "W", "path", "start_row")}
+        for i in range(30)
+    ],
+    "ids missing here and there": [_entry(i, id=None) if i % 4 else _entry(i) for i in range(30)],
+    "fps, checksum, extra keys": [
+        _entry(i, fps=[25, 29.97][i % 2], checksum="ab", x=[1]) for i in range(30)
+    ],
+    "a field seen late, a null field": [
+        _entry(i, metadata={"a": None} if i < 25 else {"a": None, "b": "s"}) for i in range(30)
+    ],
+    "ints and floats in one field": [
+        _entry(i, metadata={"x": i if i % 2 else i + 0.5}) for i in range(30)
+    ],
+    "ints then floats across pieces": [
+        _entry(i, metadata={"x": i if i < 20 else i + 0.5}) for i in range(30)
+    ],
+    "bools, some missing": [
+        _entry(i, metadata={"ok": bool(i % 2)} if i % 3 else {}) for i in range(30)
+    ],
+    "bools and ints": [_entry(i, metadata={"ok": True if i % 2 else 1}) for i in range(30)],
+    "ints and strings": [_entry(i, metadata={"x": i if i < 20 else "s"}) for i in range(30)],
+    "an int past 64 bits": [_entry(i, metadata={"x": 2**64 if i == 17 else i}) for i in range(30)],
+    "a float past 2**63": [_entry(i, metadata={"x": 1e30 if i == 17 else 0.5}) for i in range(30)],
+    "separators in strings": [_entry(i, path=f"a}}, {{b{i}", key="},\n  {") for i in range(30)],
+    "nested metadata": [_entry(i, metadata={"x": [{"a": 1}, {"b": 2}]}) for i in range(30)],
+    "metadata null": [_entry(i, metadata=None) for i in range(30)],
+    "a sample key as a field": [_entry(i, metadata={"video": 1}) for i in range(30)],
+    "a float T": [_entry(i, T=4.0) for i in range(30)],
+    "a negative start_row": [_entry(i, start_row=-4 if i == 9 else 4 * i) for i in range(30)],
+    "a side too big": [_entry(i, W=10**6 if i == 3 else 8) for i in range(30)],
+    "a bool H": [_entry(i, H=True) for i in range(30)],
+    "a missing path": [
+        {k: v for k, v in _entry(i).items() if k != "path" or i != 5} for i in range(30)
+    ],
+    "a duplicate id": [_entry(i if i != 7 else 3) for i in range(30)],
+    "a row gap": [_entry(i, start_row=4 * i + (i > 10)) for i in range(30)],
+    "a string id": [_entry(i, id=str(i)) for i in range(30)],
+    "unicode": [_entry(i, key=f"vidéo\u2028{i}", metadata={"c": 'é\\"}'}) for i in range(30)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ODD_FILES))
+@pytest.mark.parametrize("indent", [None, 1])
+def test_arrows_reader_reads_each_file_as_the_typed_records_do(name, indent, monkeypatch):
+    """The video table, header and field dtypes, or the error, are those of the typed path,
+    for each odd file, whether Arrow's reader takes it or leaves it to the typed records."""
+    from hf_lvf.layout import table as parse
+    from hf_lvf.layout.text import encode_metadata
+
+    document = {"layout": "lance-video-frames", "videos": _ODD_FILES[name]}
+    text = encode_metadata(document) if indent else json.dumps(document).encode()
+    monkeypatch.setattr(parse, "_CHUNK_BYTES", 500)  # pieces of a few entries
+    fast = _parsed(text)
+    with monkeypatch.context() as typed:
+        _typed_only(typed)
+        reference = _parsed(text)
+    if reference[0] == "error":
+        assert fast == reference
+    else:
+        assert fast[0].equals(reference[0]), (fast[0].to_pylist()[:2], reference[0].to_pylist()[:2])
+        assert fast[1:] == reference[1:]
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_the_usual_file_is_read_by_arrows_reader(indent, monkeypatch):
+    """The 1M open's speed (benchmarks/bench_scale.py) is Arrow's reader's: hf_lvf's own
+    file and a compact one never build a record per entry."""
+    from hf_lvf.layout import table as parse
+    from hf_lvf.layout.text import encode_metadata
+
+    def no_records(*args):
+        raise AssertionError("the typed records were built")
+
+    monkeypatch.setattr(parse, "_columns_of", no_records)
+    monkeypatch.setattr(parse, "_lenient_columns", no_records)
+    monkeypatch.setattr(parse, "_CHUNK_BYTES", 2000)
+    videos = [
+        _entry(i, fps=30, metadata={"label": i % 3, "caption": f"c{i}", "w": 0.5})
+        for i in range(300)
+    ]
+    document = {"layout": "lance-video-frames", "videos": videos}
+    text = encode_metadata(document) if indent else json.dumps(document).encode()
+    table, _, kinds = parse.parse_metadata(text, where="f")
+    assert table.column("metadata.caption").to_pylist() == [f"c{i}" for i in range(300)]
+    assert table.column("start_row").to_pylist() == [4 * i for i in range(300)]
+    assert kinds["w"].kinds == {"float"} and kinds["label"].present == 300
