@@ -471,6 +471,22 @@ def test_a_writer_killed_mid_append_leaves_the_old_root_and_the_next_append_succ
     assert f"root/{LOCK_NAME}" not in s3.keys(bucket, "root/")
 
 
+def test_an_append_reads_the_roots_file_once_under_its_lock(s3):
+    """An append reads ``_metadata.json`` for its layout and once more for its text (spans,
+    the grown file), not once for each use: 2 GETs and 12 requests to the file in all (16
+    and 3 GETs when each use read it: 4 requests a read). 40 requests in all, was 44."""
+    bucket, options = s3.new_bucket(), s3.options()
+    uri = f"s3://{bucket}/root"
+    write_frames(uri, _videos(["a"]), storage_options=options)
+    s3.proxy.clear()
+    write_frames(uri, _videos(["b"]), mode="append", storage_options=options)
+    assert s3.proxy.count("/_metadata.json", "GET") == 2, s3.proxy.requests
+    assert s3.proxy.count("/_metadata.json", "PUT") == 1
+    assert s3.proxy.count("/_metadata.json") <= 12, s3.proxy.requests
+    assert s3.proxy.count() <= 41, s3.proxy.requests
+    assert hf_lvf.read_layout(uri, storage_options=options).paths_of([0, 1]) == ["a", "b"]
+
+
 # Two writers at once, this many times: one publishes, every time. The conditional PUT decides
 # each race, so more races show nothing new; each costs more than the last (the root grows by
 # a video and a Lance version), and 20 made this the suite's longest test (55 s alone).

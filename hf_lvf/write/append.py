@@ -183,11 +183,16 @@ class AppendTarget:
         return frame_table_schema([f for f in table if f.name not in FRAME_SCHEMA.names])
 
     @functools.cached_property
+    def text(self) -> bytes:
+        """The root's ``_metadata.json`` as this writer found it, read once (on an object
+        store, each read is 4 requests): unchanged while this process holds the root's write
+        lock, and a file that changed all the same is refused when publishing."""
+        return read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
+
+    @functools.cached_property
     def span_fields(self) -> dict[str, str]:
         """The fields of the root's spans (:func:`hf_lvf.write.videos.span_field_kinds`)."""
-        options = self._store.get("storage_options")
-        text = read_root_file(str(self.root), storage_options=options)
-        return root_span_fields(text, where=self.layout.metadata_path)
+        return root_span_fields(self.text, where=self.layout.metadata_path)
 
     def check_agrees(
         self, schema: pa.Schema, spans: Mapping[str, str] | None = None, *, what: str
@@ -237,8 +242,7 @@ class AppendTarget:
         """Run ``commit`` (a Lance commit after :attr:`base`; returns its version), then
         publish ``_metadata.json`` with ``updates`` to its top-level fields, ``new_entries``
         added to its videos, naming that version. Returns the new file's text."""
-        # Unchanged while this process holds the root's write lock.
-        old = read_root_file(str(self.root), storage_options=self._store.get("storage_options"))
+        old = self.text
         where = self.layout.metadata_path
         if pinned_version(self.layout) is None:
             # A root from another tool or an older hf_lvf: record the version its file
