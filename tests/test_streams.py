@@ -511,8 +511,73 @@ def test_a_frame_size_a_proxy_covers_reads_only_the_proxy(tmp_path: Path, monkey
         view = VideoWindows(root, window_length=3, frame_size=size)
         assert view.images == "bytes" and view[0]["video"].shape == (3, *size, 3)
         assert asked and all("bytes" in c and "proxy_72" not in c for c in asked)
-    with pytest.raises(ValueError, match="proxies must be True or False"):
-        VideoWindows(root, window_length=3, frame_size=(40, 40), proxies="yes")
+    with pytest.raises(ValueError, match="proxies must be True, False or a proxy stream's name"):
+        VideoWindows(root, window_length=3, frame_size=(40, 40), proxies=1)
+
+
+def _two_proxies(tmp_path: Path) -> Path:
+    from hf_lvf.write import add_proxy
+
+    videos = [("a", _smooth(8, 144, 256, 0), None), ("b", _smooth(6, 96, 96, 3), None)]
+    root = write_frames(tmp_path / "r", videos, codec="png")
+    add_proxy(root, 72)  # a: 72x128, b: 72x72
+    add_proxy(root, 48)  # a: 48x85, b: 48x48
+    return root
+
+
+def test_proxies_names_the_proxy_that_serves_every_read(tmp_path: Path, monkeypatch) -> None:
+    """``proxies="proxy_72"`` reads that proxy where the smallest covering one (proxy_48)
+    would serve, and its columns alone; its pixels are those of a read at its own size,
+    resized; without frame_size the proxy's sizes must agree; a name the root has not is
+    refused, naming those it has."""
+    from hf_lvf import VideoWindows
+
+    root = _two_proxies(tmp_path)
+    asked = _columns_taken(monkeypatch)
+    forced = VideoWindows(root, window_length=3, frame_size=(40, 40), proxies="proxy_72")
+    assert forced.images == "proxy_72"
+    got = [s["video"] for s in forced.iter_samples()]
+    assert asked and all("proxy_72" in c and "bytes" not in c for c in asked), asked
+    assert all("proxy_48" not in c for c in asked)
+    smallest = [s["video"] for s in VideoWindows(root, window_length=3, frame_size=(40, 40))]
+    assert len(got) == len(smallest) and any(
+        not np.array_equal(a, b) for a, b in zip(got, smallest, strict=True)
+    )  # another stream, resized from 72 rows, not from 48
+    # At the proxy's own size (b is 72x72 in proxy_72): exactly its stored images.
+    table = lance.dataset(str(root)).to_table()
+    stored = _decoded(table.column("proxy_72").to_pylist()[8:])
+    own = VideoWindows(root, window_length=3, frame_size=(72, 72), proxies="proxy_72")
+    np.testing.assert_array_equal(own[len(own) - 1]["video"], np.stack(stored[-3:]))
+    with pytest.raises(ValueError, match="in stream 'proxy_72'"):  # 72x128 and 72x72
+        VideoWindows(root, window_length=3, proxies="proxy_72")
+    with pytest.raises(
+        ValueError, match=r"no proxy stream of that name; its proxies: 'proxy_48', 'proxy_72'"
+    ):
+        VideoWindows(root, window_length=3, frame_size=(40, 40), proxies="proxy_96")
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_load_dataset_takes_proxies(tmp_path: Path, streaming: bool) -> None:
+    """``load_dataset(..., proxies=...)`` reads what ``VideoWindows`` reads with it, through
+    the map-style references too (their feature carries it)."""
+    import datasets
+
+    from hf_lvf import VideoWindows
+
+    root = _two_proxies(tmp_path)
+    kwargs = {"data_dir": str(root), "window_length": 3, "frame_size": (40, 40), "split": "train"}
+    for proxies in (False, "proxy_72", True):
+        cache = {} if streaming else {"cache_dir": str(tmp_path / f"cache-{proxies}")}
+        ds = datasets.load_dataset(
+            "hf_lvf", streaming=streaming, proxies=proxies, **kwargs, **cache
+        )
+        want = VideoWindows(root, window_length=3, frame_size=(40, 40), proxies=proxies)
+        rows = list(ds.with_format("numpy"))
+        assert len(rows) == len(want), proxies
+        for a, b in zip(rows, want.iter_samples(), strict=True):
+            np.testing.assert_array_equal(np.asarray(a["video"]), b["video"], err_msg=str(proxies))
+    with pytest.raises(ValueError, match="proxies must be True, False or a proxy stream's name"):
+        datasets.load_dataset("hf_lvf", streaming=True, proxies=0.5, **kwargs)
 
 
 def test_describe_and_info_say_which_reads_a_proxy_serves(tmp_path: Path, capsys) -> None:

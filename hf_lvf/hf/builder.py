@@ -178,6 +178,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                 frame_skip=self.config.frame_skip,
                 crop=self.config.crop,
                 max_frame_pixels=self.config.max_frame_pixels,
+                proxies=self.config.proxies,
                 **self.config.timing,
             )
             for name in view.streams:  # the same references, decoded to the stream's images
@@ -186,6 +187,7 @@ class HfLvf(datasets.GeneratorBasedBuilder):
                     frame_skip=self.config.frame_skip,
                     crop=self.config.crop,
                     max_frame_pixels=self.config.max_frame_pixels,
+                    proxies=self.config.proxies,
                     stream=name,
                     **self.config.timing,
                 )

@@ -33,6 +33,9 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
         decode_scaled: JPEG frames read at a ``frame_size`` of at most 1/2, 1/4 or 1/8 of
             their size decode straight to that scale (libjpeg's DCT scaling); ``False``
             decodes them at full size first.
+        proxies: a ``frame_size`` that a proxy stream covers reads the smallest such proxy
+            (``hf_lvf.add_proxy``); ``False``: always the full frames; a proxy's name: always
+            that one (see :class:`hf_lvf.plan.FrameSizing`).
         shard_windows: windows (with ``clips_per_video``: clips) per shard (streaming and
             cache generation); default: a power of two up to 64 shards a split, >= 8 each.
         clips_per_video, clip_sampling, clip_seed: some windows of each video per epoch:
@@ -58,6 +61,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     max_batch_bytes: int | None = None
     decode_scaled: bool = True
+    proxies: bool | str = True
     shard_windows: int | None = None
     windows_in: Literal["videos", "spans"] = "videos"
     sampling: str = "windows"
@@ -124,6 +128,7 @@ class HfLvfConfig(ClipConfig, datasets.BuilderConfig):
             max_frame_pixels=self.max_frame_pixels,
             max_batch_bytes=self.max_batch_bytes,
             decode_scaled=self.decode_scaled,
+            proxies=self.proxies,
         )
 
 

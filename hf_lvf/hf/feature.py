@@ -41,7 +41,14 @@ import pyarrow.compute as pc
 
 from ..errors import ParameterError, ParameterTypeError, UsageError
 from ..layout import RootLayout
-from ..plan import DEFAULT_MAX_FRAME_PIXELS, Crop, WindowParams, check_crop, check_limit
+from ..plan import (
+    DEFAULT_MAX_FRAME_PIXELS,
+    Crop,
+    FrameSizing,
+    WindowParams,
+    check_crop,
+    check_limit,
+)
 from ..read.windows import VideoWindows
 from .internals import register_window_feature
 from .root_binding import (
@@ -82,6 +89,9 @@ class WindowVideo:
             "start_frame": int}`` (see :mod:`hf_lvf.hf.root_binding`).
         stream: the image stream the references decode to (FORMAT.md, "Image streams"), a
             column of its own beside ``video`` with the same references; ``None``: ``bytes``.
+        proxies: which stream decodes ``video``: the smallest proxy that covers the array's
+            size (``True``), always the full frames (``False``) or the proxy of that name
+            (see :class:`hf_lvf.plan.FrameSizing`).
 
     Examples:
         >>> import datasets, hf_lvf
@@ -105,6 +115,7 @@ class WindowVideo:
     fps: float | None = None
     id: str | None = field(default=None, repr=False)
     stream: str | None = field(default=None, repr=False)
+    proxies: bool | str = field(default=True, repr=False)
     pa_type: ClassVar[Any] = REFERENCE_TYPE
     _type: str = field(default="WindowVideo", init=False, repr=False)
 
@@ -129,6 +140,7 @@ class WindowVideo:
         self.roots = tuple(self.roots)
         check_crop(self.crop)
         self.max_frame_pixels = check_limit("max_frame_pixels", self.max_frame_pixels)
+        FrameSizing(proxies=self.proxies)  # validates it
         timing = WindowParams(short_videos=self.short_videos, fps=self.fps)  # validates them
         self.short_videos, self.fps = timing.short_videos, timing.fps
         self._roots_checked: dict[RootStamp, RootLayout] = {}
@@ -274,8 +286,8 @@ class WindowVideo:
         timing = {"short_videos": self.short_videos, "fps": self.fps}
         return WindowParams(window_length=self.array.shape[0], frame_skip=self.frame_skip, **timing)
 
-    def _size(self) -> tuple[int, int, Crop, int]:
-        return (*self.array.shape[1:3], self.crop, self.max_frame_pixels)
+    def _size(self) -> tuple[int, int, Crop, int, bool | str]:
+        return (*self.array.shape[1:3], self.crop, self.max_frame_pixels, self.proxies)
 
     def _resolve(self, value: Mapping[str, Any]) -> tuple[RootStamp, int, int]:
         if self.array is None:

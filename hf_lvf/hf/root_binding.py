@@ -213,12 +213,12 @@ def process_view(key: tuple, make: Callable[[], VideoWindows]) -> VideoWindows:
 def decoder(
     layout: RootLayout,
     params: WindowParams,
-    size: tuple[int, int, Crop, int],
+    size: tuple[int, int, Crop, int, bool | str],
     stream: str | None = None,
 ) -> VideoWindows:
     """The view that decodes references into ``layout``'s root in this process (opened
-    lazily), at ``size``: ``(H, W, crop, max_frame_pixels)``; with ``stream``, the view reads
-    that image stream too (:meth:`~hf_lvf.VideoWindows.read_stream`), else none."""
+    lazily), at ``size``: ``(H, W, crop, max_frame_pixels, proxies)``; with ``stream``, the
+    view reads that image stream too (:meth:`~hf_lvf.VideoWindows.read_stream`), else none."""
     # hop 1 makes every start frame a window, so (video_idx, start_frame) maps to an index
     # whatever hop_size and min_video_frames the references were made with.
     hop1 = WindowParams(
@@ -227,7 +227,9 @@ def decoder(
         short_videos=params.short_videos,
         fps=params.fps,
     )
-    sizing = FrameSizing(frame_size=tuple(size[:2]), crop=size[2], max_frame_pixels=size[3])
+    sizing = FrameSizing(
+        frame_size=tuple(size[:2]), crop=size[2], max_frame_pixels=size[3], proxies=size[4]
+    )
     key = ("decode", layout.uri, layout.source.identity, hop1, tuple(size), stream)
     streams = [] if stream is None else [stream]
     return process_view(

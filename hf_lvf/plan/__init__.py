@@ -785,7 +785,8 @@ class FrameSizing:
         proxies: a read at a ``frame_size`` that a proxy stream of the frames covers (every
             video's proxy at least as high and as wide) decodes the smallest such proxy,
             and reads only its bytes, instead of the full frames (``add_proxy``);
-            ``False`` always reads the full frames.
+            ``False`` always reads the full frames; a proxy's name (``"proxy_224"``) always
+            reads that one, at ``frame_size`` or, without it, at the proxy's own size.
 
     Raises:
         ValueError: a value is out of range, ``crop="center"`` without ``frame_size``, or
@@ -797,12 +798,17 @@ class FrameSizing:
     max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
     max_batch_bytes: int | None = None
     decode_scaled: bool = True
-    proxies: bool = True
+    proxies: bool | str = True
 
     def __post_init__(self) -> None:
-        for name in ("decode_scaled", "proxies"):
-            if not isinstance(getattr(self, name), bool):
-                raise ParameterError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if not isinstance(self.decode_scaled, bool):
+            raise ParameterError(f"decode_scaled must be True or False, got {self.decode_scaled!r}")
+        if not isinstance(self.proxies, bool) and not (
+            isinstance(self.proxies, str) and self.proxies
+        ):
+            raise ParameterError(
+                f"proxies must be True, False or a proxy stream's name, got {self.proxies!r}"
+            )
         object.__setattr__(self, "frame_size", check_frame_size(self.frame_size))
         check_crop(self.crop)
         object.__setattr__(

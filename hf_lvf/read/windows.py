@@ -107,7 +107,8 @@ class VideoWindows:
             DCT-scaled (see :class:`~hf_lvf.plan.FrameSizing`); ``False``: full decodes.
         proxies: a ``frame_size`` that a proxy stream covers reads and decodes the smallest
             such proxy instead of the full frames (:attr:`images` says which); ``False``:
-            always the full frames (see :class:`~hf_lvf.plan.FrameSizing`).
+            always the full frames; a proxy's name (``"proxy_224"``): always that proxy, at
+            ``frame_size`` or its own size (see :class:`~hf_lvf.plan.FrameSizing`).
         storage_options: for object stores, lance's options (``aws_endpoint``,
             ``aws_access_key_id``, ...), used for ``_metadata.json`` too (README).
         revision: for ``hf://`` roots, the branch, tag or commit to read (default: the
@@ -159,7 +160,7 @@ class VideoWindows:
         max_frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS,
         max_batch_bytes: int | None = None,
         decode_scaled: bool = True,
-        proxies: bool = True,
+        proxies: bool | str = True,
         storage_options: Mapping[str, str] | None = None,
         decode_threads: int | None = None,
         revision: str | None = None,
@@ -273,15 +274,18 @@ class VideoWindows:
         self._field_spec = spec = spec or FieldSpec()
         self._field_plan = FieldPlan(layout, spec)
         self._fields = window_fields(layout, params, fields)
+        self._images, self._image_sizes = self._serving(layout, sizing)
         frame_size = sizing.frame_size or common_frame_size(
-            self._sizes, f"the videos of root {layout.uri!r}", self._plan.windows_per_video > 0
+            self._image_sizes,
+            f"the videos of root {layout.uri!r}"
+            + ("" if self._images == "bytes" else f" in stream {self._images!r}"),
+            self._plan.windows_per_video > 0,
         )
         problem = batch_bytes_problem(params.window_length, *frame_size, sizing.batch_bytes)
         if problem is not None:
             raise ParameterError(f"one window of {layout.uri!r} is too large to read: {problem}")
         self._out_size = frame_size
         self._stream_selection = None if streams is None else tuple(streams)
-        self._images, self._image_sizes = self._serving(layout, sizing)
         every = self._sample_streams(layout, sizing, streams)
         # Streams named in frame_offsets= / delta_timestamps= are read at those offsets
         # (``(K, H, W, 3)`` and ``<name>_is_pad``), the others at the window's frames.
@@ -345,9 +349,24 @@ class VideoWindows:
     def _serving(self, layout: RootLayout, sizing: FrameSizing) -> tuple[str, np.ndarray]:
         """The column the frames are read from and each video's ``(H, W)`` in it: the
         smallest proxy that covers ``frame_size`` (FrameSizing's ``proxies``), else
-        ``bytes``."""
+        ``bytes``; ``proxies=<name>``: that proxy.
+
+        Raises:
+            ValueError: ``proxies`` names no proxy stream of the root.
+        """
         from ..layout.image_streams import root_streams, serving_proxy
 
+        if isinstance(sizing.proxies, str):
+            every = root_streams(layout)
+            forced = every.get(sizing.proxies)
+            if forced is None or forced.proxy_of != "bytes":
+                have = sorted(n for n, s in every.items() if s.proxy_of == "bytes")
+                raise ParameterError(
+                    f"proxies={sizing.proxies!r}: root {layout.uri!r} has no proxy stream of "
+                    f"that name; its proxies: {', '.join(map(repr, have)) or 'none'} "
+                    "(hf_lvf.add_proxy writes one)"
+                )
+            return forced.name, forced.sizes
         if sizing.frame_size is None or not sizing.proxies or not layout.header.get("streams"):
             return "bytes", self._sizes
         videos = self._plan.windows_per_video > 0
