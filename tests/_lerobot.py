@@ -2,7 +2,8 @@
 Python 3.12 and does not install here, so its writer cannot be used).
 
 Layout written (LeRobot v3.0, lerobot/datasets/utils.py and lerobot_dataset.py):
-``meta/info.json``, ``meta/tasks.parquet`` (tasks as the pandas index, ``task_index``),
+``meta/info.json``, ``meta/stats.json`` (the cameras'), ``meta/tasks.parquet`` (tasks as the
+pandas index, ``task_index``),
 ``meta/episodes/chunk-000/file-000.parquet``, ``data/chunk-000/file-000.parquet`` (per frame),
 ``videos/<camera>/chunk-000/file-000.mp4``: every episode of a camera in one MP4, episode ``e``
 from ``from_timestamp`` to ``to_timestamp``. Videos are AV1 (libsvtav1, LeRobot's default
@@ -110,6 +111,7 @@ def write_lerobot(
         "dataset_from_index": starts.tolist(),
         "dataset_to_index": (starts + np.array(lengths)).tolist(),
     }
+    stats: dict[str, dict[str, list]] = {}
     for c, camera in enumerate(cameras):
         features[camera] = {
             "dtype": "video",
@@ -118,6 +120,16 @@ def write_lerobot(
         }
         # One synthetic sequence cut in two: frame i of the dataset is frame i of the stream.
         frames = list(synthetic_frames(total, size, size, seed=c + 1))
+        # meta/stats.json's entry, as LeRobot writes a camera's: per channel, (3, 1, 1), of
+        # pixels in [0, 1] (LeRobot samples and shrinks frames first: these are whole).
+        pixels = np.stack(frames).astype(np.float64).reshape(-1, 3) / 255
+        stats[camera] = {
+            "mean": pixels.mean(0).reshape(3, 1, 1).tolist(),
+            "std": pixels.std(0).reshape(3, 1, 1).tolist(),
+            "min": pixels.min(0).reshape(3, 1, 1).tolist(),
+            "max": pixels.max(0).reshape(3, 1, 1).tolist(),
+            "count": [total],
+        }
         for f, rows in enumerate([(0, first_row), (first_row, int(total))]):
             if rows[1] > rows[0]:
                 path = root / f"videos/{camera}/chunk-000/file-{f:03d}.mp4"
@@ -143,4 +155,5 @@ def write_lerobot(
         "features": features,
     }
     (root / "meta/info.json").write_text(json.dumps(info, indent=2))
+    (root / "meta/stats.json").write_text(json.dumps(stats, indent=2))
     return columns

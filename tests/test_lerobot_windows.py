@@ -8,6 +8,7 @@ tensors of the frame; ``task`` the task string."""
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -102,6 +103,19 @@ def test_meta_is_what_a_policy_reads(converted) -> None:
         np.testing.assert_array_equal(stats["max"], columns[name].max(0))
     both = LeRobotWindows(root)
     assert both.meta.camera_keys == [TOP, WRIST]
+    # The cameras' statistics are LeRobot's own (meta/stats.json), per channel, (3, 1, 1):
+    # what a policy normalises images with, and broadcast over a (C, H, W) camera.
+    kept = json.loads((Path(root).parent / "ds/meta/stats.json").read_text())
+    for camera in (TOP, WRIST):
+        assert set(both.meta.stats[camera]) == {"mean", "std", "min", "max", "count"}
+        for stat in ("mean", "std", "min", "max"):
+            value = both.meta.stats[camera][stat]
+            assert value.shape == (3, 1, 1)
+            np.testing.assert_array_equal(value, np.asarray(kept[camera][stat]))
+        mean, std = (torch.as_tensor(both.meta.stats[camera][k]) for k in ("mean", "std"))
+        image = both[0][camera]  # (C, H, W) in [0, 1]
+        assert ((image - mean) / std).shape == image.shape
+    assert TOP in ds.meta.stats and WRIST not in ds.meta.stats  # a camera not read: none
 
 
 def test_a_lerobot_training_loop_runs_unchanged(converted) -> None:

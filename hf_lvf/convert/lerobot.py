@@ -37,6 +37,7 @@ from .sources import _Source
 logger = logging.getLogger(__name__)
 
 INFO_FILE = "meta/info.json"
+STATS_FILE = "meta/stats.json"  # LeRobot's statistics, images' among them
 _DEFAULT_DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 _DEFAULT_VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
 
@@ -49,8 +50,9 @@ class LeRobotImport:
     fps: float
     cameras: tuple[str, ...]
     lineage: dict[str, Any]
-    #: ``fps``, ``features`` (info.json's) and ``stats`` (:func:`field_stats`), kept in the
-    #: root's ``_metadata.json`` under ``lerobot``: what a policy reads of LeRobotDataset.meta.
+    #: ``fps``, ``features`` (info.json's) and ``stats`` (the fields' from the data files, the
+    #: cameras' from ``meta/stats.json``), kept in the root's ``_metadata.json`` under
+    #: ``lerobot``: what a policy reads of LeRobotDataset.meta.
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -158,7 +160,8 @@ def lerobot_sources(
     episode_files = files.glob("meta/episodes/*/*.parquet")
     if not episode_files:
         raise InputNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
-    files.prefetch([*episode_files, "meta/tasks.parquet"])  # their round trips overlap
+    more = [STATS_FILE] if files.exists(STATS_FILE) else []
+    files.prefetch([*episode_files, "meta/tasks.parquet", *more])  # their round trips overlap
     episodes = pa.concat_tables([_read_parquet(files, f) for f in episode_files]).to_pylist()
     episodes.sort(key=lambda e: e["episode_index"])
     tasks = _tasks(files)
@@ -198,8 +201,37 @@ def lerobot_sources(
         **({"cameras": [camera, *streams]} if streams else {}),
         "codebase_version": info.get("codebase_version"),
     }
-    meta = {"fps": rate, "features": info["features"], "stats": stats.result()}
+    field_stats = stats.result()
+    camera_stats = _camera_stats(files, (camera, *streams)) if more else {}
+    meta = {"fps": rate, "features": info["features"], "stats": field_stats | camera_stats}
     return LeRobotImport(sources, rate, cameras, lineage, meta)
+
+
+_STAT_NAMES = ("mean", "std", "min", "max")
+
+
+def _camera_stats(files: RepoFiles, cameras: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The cameras' statistics as LeRobot computed them (``meta/stats.json``: per channel,
+    ``(3, 1, 1)``, of pixels in [0, 1], from the frames it sampled), kept as they are: a
+    policy normalises its images with them. A camera it lacks, or a file that is not JSON,
+    gives none (logged): the frames are not decoded again to compute them."""
+    try:
+        kept = json.loads(files.local(STATS_FILE).read_text(encoding="utf-8"))
+    except ValueError as err:
+        logger.warning(
+            "%s of %r is not JSON (%s): no image statistics", STATS_FILE, files.folder, err
+        )
+        return {}
+    out = {}
+    for name in cameras:
+        entry = kept.get(name) if isinstance(kept, dict) else None
+        if not isinstance(entry, dict) or not all(k in entry for k in _STAT_NAMES):
+            logger.warning(
+                "%s of %r has no statistics of camera %r", STATS_FILE, files.folder, name
+            )
+            continue
+        out[name] = {k: entry[k] for k in (*_STAT_NAMES, "count") if k in entry}
+    return out
 
 
 class _FieldStats:

@@ -56,7 +56,8 @@ class LeRobotMeta:
             ``camera=``, is left out), in its order.
         stats: per field, ``mean``, ``std``, ``min``, ``max`` and ``count`` as numpy arrays
             (per element, over every frame; computed at conversion), as LeRobot's
-            ``meta.stats``. Only the per-frame fields have them: no image statistics.
+            ``meta.stats``; each camera, LeRobot's own (``(3, 1, 1)`` per channel, of pixels
+            in [0, 1], from the source's ``meta/stats.json``) where the source has them.
         total_frames: frames of the root (samples of the view).
         total_episodes: episodes (the root's videos).
     """
