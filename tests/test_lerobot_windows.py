@@ -116,6 +116,14 @@ def test_meta_is_what_a_policy_reads(converted) -> None:
         image = both[0][camera]  # (C, H, W) in [0, 1]
         assert ((image - mean) / std).shape == image.shape
     assert TOP in ds.meta.stats and WRIST not in ds.meta.stats  # a camera not read: none
+    # meta.tasks: LeRobot's table, the task strings as its index, each its task_index.
+    assert ds.meta.total_tasks == len(TASKS) and list(ds.meta.tasks.index) == list(TASKS)
+    assert ds.meta.tasks["task_index"].tolist() == list(range(len(TASKS)))
+    for i, task in enumerate(TASKS):
+        assert ds.meta.get_task_index(task) == i
+        frame = next(k for k in range(len(ds)) if int(columns["task_index"][k]) == i)
+        assert ds[frame]["task"] == task and int(ds[frame]["task_index"]) == i
+    assert ds.meta.get_task_index("no such task") is None
 
 
 def test_a_lerobot_training_loop_runs_unchanged(converted) -> None:

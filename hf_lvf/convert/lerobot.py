@@ -50,8 +50,9 @@ class LeRobotImport:
     fps: float
     cameras: tuple[str, ...]
     lineage: dict[str, Any]
-    #: ``fps``, ``features`` (info.json's) and ``stats`` (the fields' from the data files, the
-    #: cameras' from ``meta/stats.json``), kept in the root's ``_metadata.json`` under
+    #: ``fps``, ``features`` (info.json's), ``stats`` (the fields' from the data files, the
+    #: cameras' from ``meta/stats.json``) and ``tasks`` (``[task_index, task]`` pairs), kept in
+    #: the root's ``_metadata.json`` under
     #: ``lerobot``: what a policy reads of LeRobotDataset.meta.
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -204,6 +205,7 @@ def lerobot_sources(
     field_stats = stats.result()
     camera_stats = _camera_stats(files, (camera, *streams)) if more else {}
     meta = {"fps": rate, "features": info["features"], "stats": field_stats | camera_stats}
+    meta["tasks"] = [[int(index), task] for index, task in sorted(tasks.items())]
     return LeRobotImport(sources, rate, cameras, lineage, meta)
 
 

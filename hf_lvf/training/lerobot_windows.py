@@ -60,6 +60,8 @@ class LeRobotMeta:
             in [0, 1], from the source's ``meta/stats.json``) where the source has them.
         total_frames: frames of the root (samples of the view).
         total_episodes: episodes (the root's videos).
+        task_indices: each task string's ``task_index`` (``meta/tasks.parquet``'s; empty for
+            a root converted before hf_lvf kept them). :attr:`tasks` is LeRobot's table of it.
     """
 
     fps: float
@@ -67,6 +69,26 @@ class LeRobotMeta:
     stats: dict[str, dict[str, np.ndarray]] = field(repr=False)
     total_frames: int
     total_episodes: int
+    task_indices: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def tasks(self) -> Any:
+        """The tasks as LeRobot's ``meta.tasks``: a pandas ``DataFrame`` indexed by the task
+        strings, with their ``task_index`` (pandas is imported here, not before)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"task_index": list(self.task_indices.values())},
+            index=pd.Index(list(self.task_indices), name="task"),
+        )
+
+    @property
+    def total_tasks(self) -> int:
+        return len(self.task_indices)
+
+    def get_task_index(self, task: str) -> int | None:
+        """The ``task_index`` of ``task``, ``None`` if the dataset has no such task."""
+        return self.task_indices.get(task)
 
     @property
     def camera_keys(self) -> list[str]:
@@ -118,6 +140,7 @@ def _meta(view: VideoWindows) -> tuple[LeRobotMeta, str]:
         stats=stats,
         total_frames=int(layout.num_frames.sum()),
         total_episodes=len(layout),
+        task_indices={str(task): int(index) for index, task in kept.get("tasks") or ()},
     )
     return meta, main
 
