@@ -528,3 +528,32 @@ def test_public_names_do_not_import_ray():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert set(hf_lvf.ray.__all__) == {"RayExecutor", "frame_table", "read_windows"}
+
+
+def test_every_camera_is_a_tensor_column_of_the_blocks(ray_cluster, tmp_path):
+    """A root with image streams (cameras): each is a column of Ray's batches, ``(n, T, H,
+    W, 3)`` uint8, with the core view's pixels; ``streams=`` picks them as in the core."""
+    from hf_lvf.write import write_frames
+
+    wrist = "observation.images.wrist"
+    videos = []
+    for v, n in enumerate((7, 5)):
+        top, side = make_frames(n, 8, 12, seed=v), make_frames(n, 6, 10, seed=10 + v)
+        videos.append(
+            (f"v{v}", [{"top": a, wrist: b} for a, b in zip(top, side, strict=True)], None)
+        )
+    root = write_frames(tmp_path / "cams", videos, codec="png", video_column="top")
+    want = {s["sample_idx"]: s for s in VideoWindows(root, window_length=3)}
+    batches = list(read_windows(root, window_length=3).iter_batches(batch_size=4))
+    got = {
+        int(i): (v, w)
+        for b in batches
+        for i, v, w in zip(b["sample_idx"], b["video"], b[wrist], strict=True)
+    }
+    assert got.keys() == want.keys()
+    for i, (video, camera) in got.items():
+        assert camera.dtype == np.uint8 and camera.shape == (3, 6, 10, 3)
+        np.testing.assert_array_equal(video, want[i]["video"])
+        np.testing.assert_array_equal(camera, want[i][wrist])
+    (first,) = read_windows(root, window_length=3, streams=[]).take(1)
+    assert wrist not in first and "video" in first
