@@ -633,3 +633,34 @@ def test_load_dataset_reads_the_streams(tmp_path: Path, streaming: bool) -> None
         np.testing.assert_array_equal(np.asarray(a[SIDE]), b[SIDE])
     with pytest.raises(ValueError, match="streams must be a list of stream names"):
         datasets.load_dataset("hf_lvf", streaming=True, streams=SIDE, **kwargs)
+
+
+def test_the_card_preview_has_a_strip_per_camera(tmp_path: Path) -> None:
+    """The preview of a root with cameras: for each video, one row for ``video``'s camera,
+    then one per other camera, each tile the core's frame of that camera at the tile size;
+    a root without streams keeps its one row a video, uncaptioned."""
+    import io
+
+    from PIL import Image
+
+    from hf_lvf import VideoWindows
+    from hf_lvf.card import render_preview
+    from hf_lvf.card.preview import tile_origin
+
+    root, _ = _camera_root(tmp_path)
+    sheet = np.asarray(Image.open(io.BytesIO(render_preview(root, frames_per_video=3))))
+    tile = (round(128 * 8 / 12), 128)  # the first video's aspect, 128 wide (2x, at least 128)
+    view = VideoWindows(root, window_length=1, frame_size=tile)
+    last = int(view.plan.first_window[1]) + 3  # video b's frame 3 (of 0, 2, 3)
+    assert list(view.streams) == [WRIST, SIDE]  # the strips' order after video's
+    for row, (key, index, column) in enumerate(
+        [("video", 0, 0), (WRIST, 0, 0), (SIDE, 5, 2), ("video", last, 2), (WRIST, last, 2)]
+    ):
+        y, x = tile_origin(row, column, tile, captions=True)
+        np.testing.assert_array_equal(
+            sheet[y : y + tile[0], x : x + tile[1]], view.take([index])[0][key][0], err_msg=key
+        )
+    assert sheet.shape[0] > 6 * tile[0]  # 6 strips: 2 videos x 3 cameras
+    plain = write_frames(tmp_path / "plain", [("a", _smooth(4, 8, 12, 0), None)], codec="png")
+    one = np.asarray(Image.open(io.BytesIO(render_preview(plain, frames_per_video=2))))
+    assert one.shape[0] < 2 * tile[0]  # one strip, no caption band

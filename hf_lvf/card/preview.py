@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..layout import RootLayout, read_layout
+from ..layout.image_streams import main_camera
 from ..plan import WindowParams
 from ..read.windows import VideoWindows
 
@@ -259,7 +260,9 @@ def render_preview(
     frames_per_video: int = 6,
     tile_width: int | None = None,
 ) -> bytes:
-    """A contact sheet of real frames as PNG bytes: one row per video, frames evenly spaced.
+    """A contact sheet of real frames as PNG bytes: one row per video, frames evenly spaced;
+    for a root with cameras (image streams, proxies aside), one strip per camera, each row
+    of a video's strip captioned with the camera's name on its first frame.
 
     Args:
         root: the root, or its layout.
@@ -302,11 +305,22 @@ def render_preview(
             np.linspace(0, num_frames - 1, min(columns, num_frames)).round().astype(np.int64)
         )
         picks.append(windows.plan.first_window[v] + frames)
-    tiles = windows.read_video(np.concatenate(picks))[:, 0]
     ends = np.cumsum([len(frames) for frames in picks]).tolist()
-    sheet = contact_sheet(
-        [list(tiles[end - len(frames) : end]) for frames, end in zip(picks, ends, strict=True)]
-    )
+    cameras = list(windows.streams)
+    if not cameras:
+        tiles = windows.read_video(np.concatenate(picks))[:, 0]
+        sheet = contact_sheet(
+            [list(tiles[end - len(frames) : end]) for frames, end in zip(picks, ends, strict=True)]
+        )
+    else:  # every camera read in the same takes as video, at the tile size
+        samples = windows.take(np.concatenate(picks))
+        names = [("video", main_camera(layout.header) or "video"), *((c, c) for c in cameras)]
+        rows, captions = [], []
+        for frames, end in zip(picks, ends, strict=True):
+            for key, label in names:
+                rows.append([s[key][0] for s in samples[end - len(frames) : end]])
+                captions.append([label.rsplit(".", 1)[-1], *[""] * (len(frames) - 1)])
+        sheet = contact_sheet(rows, captions=captions)
     buf = io.BytesIO()
     Image.fromarray(sheet, "RGB").save(buf, format="PNG")
     return buf.getvalue()
