@@ -383,6 +383,30 @@ def test_a_camera_at_offsets_is_read_as_lerobot_pads_it(tmp_path: Path, monkeypa
         datasets.load_dataset("hf_lvf", cache_dir=cache, frame_offsets=offsets, **kwargs)
 
 
+def test_cameras_at_the_same_offsets_are_read_in_one_take(tmp_path: Path, monkeypatch) -> None:
+    """LeRobot's cameras at one set of offsets (TOP, the camera of ``video``, and WRIST): one
+    take of both columns for their offset rows, beside the window's take; a camera at other
+    offsets (SIDE) a take of its own. Each camera's images are its own, at its frames."""
+    from hf_lvf import VideoWindows
+
+    root, frames = _camera_root(tmp_path)
+    counts: list[int] = []
+    asked = _columns_taken(monkeypatch, counts)
+    offsets = {TOP: [-1, 0], WRIST: [-1, 0], SIDE: [-2]}
+    view = VideoWindows(root, window_length=1, sampling="every_frame", frame_offsets=offsets)
+    sample = view[7]  # video b (from row 6), frame 1
+    for name, reached in ((TOP, (0, 1)), (WRIST, (0, 1)), (SIDE, (0,))):  # SIDE at -1: clamped
+        np.testing.assert_array_equal(
+            sample[name], np.stack([frames[6 + k][name] for k in reached])
+        )
+    assert sample[SIDE + "_is_pad"].tolist() == [True]
+    takes = sorted(
+        (n, sorted(c for c in cols if c in ("bytes", WRIST, SIDE)))
+        for n, cols in zip(counts, asked, strict=True)
+    )
+    assert takes == [(1, ["bytes"]), (1, [SIDE]), (2, ["bytes", WRIST])], takes
+
+
 def test_a_proxy_at_offsets_is_refused(tmp_path: Path) -> None:
     from hf_lvf import VideoWindows
     from hf_lvf.write import add_proxy

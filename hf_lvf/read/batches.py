@@ -345,19 +345,27 @@ class FrameBatches:
         self,
         rows: np.ndarray,
         reader: FrameReader,
-        stream: tuple[str, np.ndarray],
-        size: tuple[int, int],
-    ) -> np.ndarray:
-        """The images of ``rows`` (any shape, repeats allowed) in the column ``reader``
-        reads (``stream``: its name and each video's ``(H, W)``), at ``size``, each distinct
-        row read (one take) and decoded once: ``(*rows.shape, H, W, 3)`` uint8."""
+        streams: Sequence[tuple[str, np.ndarray, tuple[int, int]]],
+    ) -> list[np.ndarray]:
+        """The images of ``rows`` (any shape, repeats allowed) in each column ``reader``
+        reads: its frames' column, then its streams (``streams``: each one's name, each
+        video's ``(H, W)`` and the size to decode to), each distinct row read once (one take
+        for all the columns) and decoded once: ``(*rows.shape, H, W, 3)`` uint8 each."""
         flat = rows.reshape(-1)
         unique, inverse = np.unique(flat, return_inverse=True)
-        decoded = np.empty((len(unique), *size, 3), np.uint8)
+        out = [np.empty((len(unique), *size, 3), np.uint8) for _, _, size in streams]
         if unique.size:
             blobs = reader.read(unique, fields=False)
-            self._decode(unique, decoded, np.arange(len(unique)), None, blobs, stream).wait()
-        return decoded[inverse.reshape(-1)].reshape(*rows.shape, *size, 3)
+            columns = [blobs, *(streams_of(blobs)[name] for name, _, _ in streams[1:])]
+            targets = np.arange(len(unique))
+            decodings = [
+                self._decode(unique, decoded, targets, None, column, (name, sizes))
+                for decoded, column, (name, sizes, _) in zip(out, columns, streams, strict=True)
+            ]
+            for decoding in decodings:  # all started, on the same threads; then waited for
+                decoding.wait()
+        where = inverse.reshape(-1)
+        return [d[where].reshape(*rows.shape, *d.shape[1:]) for d in out]
 
     def _decode(
         self,

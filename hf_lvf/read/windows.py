@@ -291,7 +291,7 @@ class VideoWindows:
         # (``(K, H, W, 3)`` and ``<name>_is_pad``), the others at the window's frames.
         self._streams = tuple(s for s in every if s[0] not in spec.offset_keys)
         self._offset_streams = tuple(s for s in every if s[0] in spec.offset_keys)
-        self._stream_readers: dict[str, FrameReader] = {}
+        self._stream_readers: dict[tuple[str, ...], FrameReader] = {}
         sizes = self._image_sizes
         frame_bytes = frame_size[0] * frame_size[1] * 3
         # At least 8 new frames past one window's span: a read copies the frames it shares with
@@ -329,22 +329,35 @@ class VideoWindows:
             return None
         return tuple(n for n in names if n not in {s[0] for s in self._offset_streams})
 
-    def _stream_at_offsets(
-        self, stream: tuple[str, np.ndarray, tuple[int, int]], video_idx, frame_indices
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``(images, is_pad)`` of an image stream read at offsets: ``(n, K, H, W, 3)`` and
-        ``(n, K)``, its images at each window's offset frames (clamped, as LeRobot pads)."""
-        name, sizes, size = stream
-        frames, is_pad = self._field_plan.offset_frames(name, video_idx, frame_indices)
-        rows = self._start_rows[video_idx][:, None] + frames
-        reader = self._stream_readers.get(name)
-        if reader is None:  # the main camera's images are those of ``video`` (or its proxy)
-            column = self._images if name == main_camera(self._layout.header) else name
-            reader = self._stream_readers[name] = FrameReader(
-                self._layout, self._storage_options, (), images=column
-            )
-        images = self._frames.decode_rows(rows, reader, (name, sizes), size)
-        return images, is_pad
+    def _streams_at_offsets(
+        self, video_idx: np.ndarray, frame_indices: np.ndarray
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``{name: (images, is_pad)}`` of each image stream read at offsets: ``(n, K, H, W,
+        3)`` and ``(n, K)``, its images at each window's offset frames (clamped, as LeRobot
+        pads). Streams at the same frames (LeRobot's cameras at one set of offsets) are read
+        in one take of their columns and decoded on the same threads."""
+        groups: dict[bytes, tuple[np.ndarray, list[Any]]] = {}
+        for stream in self._offset_streams:
+            frames, is_pad = self._field_plan.offset_frames(stream[0], video_idx, frame_indices)
+            rows = self._start_rows[video_idx][:, None] + frames
+            key = rows.tobytes() + repr(rows.shape).encode()
+            groups.setdefault(key, (rows, []))[1].append((stream, is_pad))
+        out = {}
+        main = main_camera(self._layout.header)
+        for rows, members in groups.values():
+            # the main camera's images are those of ``video`` (or its proxy): its column is
+            # the reader's frames', the others' its streams, each named as its column
+            members.sort(key=lambda member: member[0][0] != main)
+            columns = tuple(self._images if s[0] == main else s[0] for s, _ in members)
+            reader = self._stream_readers.get(columns)
+            if reader is None:
+                reader = self._stream_readers[columns] = FrameReader(
+                    self._layout, self._storage_options, (), images=columns[0], streams=columns[1:]
+                )
+            images = self._frames.decode_rows(rows, reader, [s for s, _ in members])
+            for ((name, _, _), is_pad), each in zip(members, images, strict=True):
+                out[name] = (each, is_pad)
+        return {name: out[name] for name, _, _ in self._offset_streams}
 
     def _serving(self, layout: RootLayout, sizing: FrameSizing) -> tuple[str, np.ndarray]:
         """The column the frames are read from and each video's ``(H, W)`` in it: the
@@ -677,10 +690,9 @@ class VideoWindows:
         for name, images in values.images.items():
             for b, sample in enumerate(samples):
                 sample[name] = images[b]
-        for stream in self._offset_streams:
-            images, is_pad = self._stream_at_offsets(stream, video_idx, frame_indices)
+        for name, (images, is_pad) in self._streams_at_offsets(video_idx, frame_indices).items():
             for b, sample in enumerate(samples):
-                sample[stream[0]], sample[stream[0] + "_is_pad"] = images[b], is_pad[b]
+                sample[name], sample[name + "_is_pad"] = images[b], is_pad[b]
         if not values.values:
             return samples
         fields = self._frames.reader.fields
