@@ -274,3 +274,31 @@ def test_real_workers_take_the_batches_the_simulation_takes(windows, monkeypatch
     want.load(state)
     assert [b["sample_idx"].tolist() for b in resumed] == _steps([want])
     assert np.all(np.asarray(got) >= 0)
+
+
+def test_the_shuffled_stream_is_safe_dataloaders_order_and_takes_its_state(windows):
+    """For one seed, the elastic stream's shuffled order is safe_dataloader(shuffle=True)'s
+    (and read_windows(seed=)'s: ShuffledOrder's ``[seed, epoch]``), epoch by epoch; so a
+    map-style run's state loads into a streaming one, which reads exactly the rest."""
+    from hf_lvf.read.orders import ShuffledOrder
+
+    stream = windows.to_iterable_dataset(num_replicas=1, rank=0, batch_size=B).shuffle(seed=7)
+    loader = safe_dataloader(windows, batch_size=B, shuffle=True, seed=7, num_workers=0)
+    for epoch in (0, 1):
+        stream.set_epoch(epoch)
+        loader.sampler.set_epoch(epoch)
+        streamed = [s["sample_idx"] for s in stream]
+        mapped = [i for batch in loader for i in batch["sample_idx"].tolist()]
+        assert (
+            streamed == mapped == ShuffledOrder(seed=7).global_order(len(windows), epoch).tolist()
+        )
+    loader.sampler.set_epoch(0)
+    batches = iter(loader)
+    seen = [i for _ in range(5) for i in next(batches)["sample_idx"].tolist()]
+    resumed = windows.to_iterable_dataset(num_replicas=2, rank=1, batch_size=B).shuffle(seed=7)
+    other = windows.to_iterable_dataset(num_replicas=2, rank=0, batch_size=B).shuffle(seed=7)
+    state = loader.state_dict()
+    for rank in (resumed, other):
+        rank.load_state_dict(state)
+    rest = [s["sample_idx"] for rank in (other, resumed) for s in rank]
+    assert sorted(seen + rest) == list(range(len(windows)))  # every window once in all

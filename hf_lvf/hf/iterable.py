@@ -121,6 +121,7 @@ class _PermutedWindows(BaseExamplesIterable):
         clip_seed: int = 0,
         split: tuple[int, int, int] | None = None,
         identity: dict[str, Any] | None = None,
+        epoch: int | None = None,
     ):
         super().__init__()
         # A leaf, no threads of its own: what datasets' interleaving asks of each source (a
@@ -136,6 +137,9 @@ class _PermutedWindows(BaseExamplesIterable):
         # (num_replicas, rank, batch size): the elastic split (hf_lvf.plan.elastic), shards then
         # this rank's batches; None: shards are contiguous slices of the order.
         self.split, self.identity = split, identity
+        # The elastic stream's epoch (WindowStream.set_epoch): its shuffled order is then the
+        # global order of ``[seed, epoch]``, safe_dataloader(shuffle=True)'s and Ray's.
+        self.epoch = epoch
         self._features = windows.features
 
     def _replace(self, **changes: Any) -> _PermutedWindows:
@@ -208,6 +212,8 @@ class _PermutedWindows(BaseExamplesIterable):
         n = len(self.windows)
         if not self.shuffle:
             return np.arange(n, dtype=np.int64)
+        if self.epoch is not None:  # ShuffledOrder.global_order's rule, exactly
+            return np.random.default_rng([self.seed, self.epoch]).permutation(n)
         return np.random.default_rng([self.seed, *self.draws]).permutation(n)
 
     def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -308,16 +314,29 @@ class WindowStream(datasets.IterableDataset):
         stream.set_epoch(self.epoch)
         return stream
 
+    def set_epoch(self, epoch: int) -> None:
+        """``datasets``' ``set_epoch``, the epoch also given to the order: shuffled, the
+        epoch's global order of ``[seed, epoch]``, the same as ``safe_dataloader(shuffle=True,
+        seed=seed)``'s and ``read_windows(seed=seed)``'s."""
+        super().set_epoch(epoch)
+        iterable = self._ex_iterable
+        if isinstance(iterable, _PermutedWindows) and iterable.epoch != epoch:
+            self._ex_iterable = iterable._replace(epoch=epoch)
+
     def shuffle(
         self,
         seed: int | None = None,
         generator: np.random.Generator | None = None,
         buffer_size: int = 1000,
     ) -> WindowStream:
-        """A full permutation of the windows each epoch, drawn from ``seed`` (or one number of
-        ``generator``): the same global order on every rank; ``buffer_size`` is not used."""
-        generator = np.random.default_rng(seed) if generator is None else copy.deepcopy(generator)
-        drawn = int(generator.integers(0, 2**63))
+        """A full permutation of the windows each epoch, the global order of ``seed`` (or of one
+        number drawn from ``generator``): the same on every rank, and for a ``seed`` that of
+        ``safe_dataloader(shuffle=True, seed=seed)``; ``buffer_size`` is not used."""
+        if generator is None and seed is not None:
+            drawn = check_integer("seed", seed, 0)
+        else:
+            generator = np.random.default_rng(seed) if generator is None else generator
+            drawn = int(copy.deepcopy(generator).integers(0, 2**63))
         iterable = self._windows_iterable()
         identity = {**(iterable.identity or {}), "shuffle": True, "seed": drawn}
         return self._with(iterable._replace(shuffle=True, seed=drawn, identity=identity))
@@ -397,6 +416,7 @@ def _elastic_iterable(
         total_shards=shards,
         shard_ids=tuple(range(shards)),
         identity=identity,
+        epoch=0 if iterable.epoch is None else iterable.epoch,
     )
 
 
