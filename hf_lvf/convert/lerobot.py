@@ -52,8 +52,7 @@ class LeRobotImport:
     lineage: dict[str, Any]
     #: ``fps``, ``features`` (info.json's), ``stats`` (the fields' from the data files, the
     #: cameras' from ``meta/stats.json``) and ``tasks`` (``[task_index, task]`` pairs), kept in
-    #: the root's ``_metadata.json`` under
-    #: ``lerobot``: what a policy reads of LeRobotDataset.meta.
+    #: the root's ``_metadata.json`` under ``lerobot``: what a policy reads of its meta.
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -161,7 +160,8 @@ def lerobot_sources(
     episode_files = files.glob("meta/episodes/*/*.parquet")
     if not episode_files:
         raise InputNotFoundError(f"LeRobot dataset {files.folder!r} has no meta/episodes/*.parquet")
-    more = [STATS_FILE] if files.exists(STATS_FILE) else []
+    has_stats = files.exists(STATS_FILE)
+    more = [STATS_FILE] if has_stats else []
     files.prefetch([*episode_files, "meta/tasks.parquet", *more])  # their round trips overlap
     episodes = pa.concat_tables([_read_parquet(files, f) for f in episode_files]).to_pylist()
     episodes.sort(key=lambda e: e["episode_index"])
@@ -203,7 +203,7 @@ def lerobot_sources(
         "codebase_version": info.get("codebase_version"),
     }
     field_stats = stats.result()
-    camera_stats = _camera_stats(files, (camera, *streams)) if more else {}
+    camera_stats = _camera_stats(files, (camera, *streams)) if has_stats else {}
     meta = {"fps": rate, "features": info["features"], "stats": field_stats | camera_stats}
     meta["tasks"] = [[int(index), task] for index, task in sorted(tasks.items())]
     return LeRobotImport(sources, rate, cameras, lineage, meta)

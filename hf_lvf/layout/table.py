@@ -627,8 +627,6 @@ def _typed_columns(raw_videos: msgspec.Raw | None) -> tuple[pa.Table, dict[str, 
     non-empty list, for the lenient path to say so)."""
     if raw_videos is None or not bytes(memoryview(raw_videos)[:64]).lstrip().startswith(b"["):
         return None
-    if bytes(memoryview(raw_videos)[:64]).lstrip()[1:].lstrip().startswith(b"]"):
-        return None  # an empty list: the lenient path says so
     columns = _arrow_columns(memoryview(raw_videos))
     if columns is not None:
         return columns
@@ -690,6 +688,8 @@ def _arrow_columns(text: memoryview) -> tuple[pa.Table, dict[str, FieldKinds]] |
             return None
         parts.append(part)
         del piece
+    if not parts:  # an empty list: the typed path finds no entry, the lenient one says so
+        return None
     try:  # a field first seen in a later piece joins the schema; a type that changes does not
         table = pa.concat_tables(parts, promote_options="default")
     except (pa.ArrowInvalid, pa.ArrowTypeError):

@@ -291,6 +291,7 @@ class VideoWindows:
         # (``(K, H, W, 3)`` and ``<name>_is_pad``), the others at the window's frames.
         self._streams = tuple(s for s in every if s[0] not in spec.offset_keys)
         self._offset_streams = tuple(s for s in every if s[0] in spec.offset_keys)
+        self._offset_groups = self._group_offset_streams()
         self._stream_readers: dict[tuple[str, ...], FrameReader] = {}
         sizes = self._image_sizes
         frame_bytes = frame_size[0] * frame_size[1] * 3
@@ -329,33 +330,47 @@ class VideoWindows:
             return None
         return tuple(n for n in names if n not in {s[0] for s in self._offset_streams})
 
+    def _group_offset_streams(self) -> tuple[tuple[tuple[str, ...], tuple[Any, ...]], ...]:
+        """The image streams read at offsets, grouped by their offsets: streams at the same
+        offsets (LeRobot's cameras at one set of ``delta_timestamps``) reach the same rows,
+        read in one take of their columns. Each group is ``(its columns, its streams)``, the
+        main camera first: its column is ``video``'s (``bytes`` or its proxy), the reader's
+        frames' column; the others' are their names, the reader's streams."""
+        main = main_camera(self._layout.header)
+        groups: list[list[Any]] = []
+        for stream in self._offset_streams:
+            offsets = self._field_plan.offsets[stream[0]]
+            same = (g for g in groups if np.array_equal(self._field_plan.offsets[g[0][0]], offsets))
+            group = next(same, None)
+            if group is None:
+                groups.append([stream])
+            else:
+                group.append(stream)
+        out = []
+        for group in groups:
+            group.sort(key=lambda stream: stream[0] != main)
+            columns = tuple(self._images if s[0] == main else s[0] for s in group)
+            out.append((columns, tuple(group)))
+        return tuple(out)
+
     def _streams_at_offsets(
         self, video_idx: np.ndarray, frame_indices: np.ndarray
     ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """``{name: (images, is_pad)}`` of each image stream read at offsets: ``(n, K, H, W,
         3)`` and ``(n, K)``, its images at each window's offset frames (clamped, as LeRobot
-        pads). Streams at the same frames (LeRobot's cameras at one set of offsets) are read
-        in one take of their columns and decoded on the same threads."""
-        groups: dict[bytes, tuple[np.ndarray, list[Any]]] = {}
-        for stream in self._offset_streams:
-            frames, is_pad = self._field_plan.offset_frames(stream[0], video_idx, frame_indices)
-            rows = self._start_rows[video_idx][:, None] + frames
-            key = rows.tobytes() + repr(rows.shape).encode()
-            groups.setdefault(key, (rows, []))[1].append((stream, is_pad))
+        pads), a group of streams at the same offsets read in one take and decoded on the
+        same threads (:meth:`_group_offset_streams`)."""
         out = {}
-        main = main_camera(self._layout.header)
-        for rows, members in groups.values():
-            # the main camera's images are those of ``video`` (or its proxy): its column is
-            # the reader's frames', the others' its streams, each named as its column
-            members.sort(key=lambda member: member[0][0] != main)
-            columns = tuple(self._images if s[0] == main else s[0] for s, _ in members)
+        for columns, group in self._offset_groups:
+            frames, is_pad = self._field_plan.offset_frames(group[0][0], video_idx, frame_indices)
+            rows = self._start_rows[video_idx][:, None] + frames
             reader = self._stream_readers.get(columns)
             if reader is None:
                 reader = self._stream_readers[columns] = FrameReader(
                     self._layout, self._storage_options, (), images=columns[0], streams=columns[1:]
                 )
-            images = self._frames.decode_rows(rows, reader, [s for s, _ in members])
-            for ((name, _, _), is_pad), each in zip(members, images, strict=True):
+            images = self._frames.decode_rows(rows, reader, group)
+            for (name, _, _), each in zip(group, images, strict=True):
                 out[name] = (each, is_pad)
         return {name: out[name] for name, _, _ in self._offset_streams}
 
